@@ -1,0 +1,74 @@
+#include "cli_common.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+namespace pocketlm::cli {
+
+int fail(const Status& status) {
+  std::fprintf(stderr, "pocketlm: error: %s\n", status.message());
+  return kExitError;
+}
+
+int fail(const std::string& message) {
+  std::fprintf(stderr, "pocketlm: error: %s\n", message.c_str());
+  return kExitError;
+}
+
+void warn(const std::string& message) { std::fprintf(stderr, "pocketlm: warning: %s\n", message.c_str()); }
+
+Status parse_float(const char* flag, const std::string& text, float* out) {
+  errno = 0;
+  char* end = nullptr;
+  const float v = std::strtof(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size())
+    return Status::error(StatusCode::kInvalidArgument, "%s: '%s' is not a number", flag, text.c_str());
+  if (!std::isfinite(v) || errno == ERANGE)
+    return Status::error(StatusCode::kInvalidArgument, "%s: '%s' is not a finite number", flag, text.c_str());
+  *out = v;
+  return Status();
+}
+
+Status parse_int(const char* flag, const std::string& text, long long min, long long max, long long* out) {
+  errno = 0;
+  char* end = nullptr;
+  const long long v = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || end != text.c_str() + text.size())
+    return Status::error(StatusCode::kInvalidArgument, "%s: '%s' is not an integer", flag, text.c_str());
+  if (errno == ERANGE || v < min || v > max)
+    return Status::error(StatusCode::kInvalidArgument, "%s: %s is outside [%lld, %lld]", flag, text.c_str(), min, max);
+  *out = v;
+  return Status();
+}
+
+Status parse_seed(const char* flag, const std::string& text, std::uint64_t* out, bool* negative_or_zero) {
+  const bool negative = !text.empty() && text[0] == '-';
+  errno = 0;
+  char* end = nullptr;
+  if (negative) {
+    const long long v = std::strtoll(text.c_str(), &end, 10);
+    if (end != text.c_str() + text.size() || text.size() == 1)
+      return Status::error(StatusCode::kInvalidArgument, "%s: '%s' is not an integer", flag, text.c_str());
+    if (errno == ERANGE)
+      return Status::error(StatusCode::kInvalidArgument, "%s: %s is below -2^63", flag, text.c_str());
+    *out = static_cast<std::uint64_t>(v);
+    *negative_or_zero = true;
+    return Status();
+  }
+  const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+  if (text.empty() || end != text.c_str() + text.size() || text[0] == '+' || text[0] == ' ')
+    return Status::error(StatusCode::kInvalidArgument, "%s: '%s' is not an integer", flag, text.c_str());
+  if (errno == ERANGE)
+    return Status::error(StatusCode::kInvalidArgument, "%s: %s is above 2^64 - 1", flag, text.c_str());
+  *out = v;
+  *negative_or_zero = v == 0;
+  return Status();
+}
+
+void print_plan(const MemoryPlan& plan, std::FILE* out) {
+  plan.render([](const char* line, void* ctx) { std::fprintf(static_cast<std::FILE*>(ctx), "%s\n", line); }, out);
+}
+
+}  // namespace pocketlm::cli

@@ -1,0 +1,34 @@
+// Helpers shared by the CLI commands: strict number parsing with one-line errors that name
+// the flag and the value, and reporting a Status the way every command does.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "pocketlm/base/status.h"
+#include "pocketlm/memory/memory_plan.h"
+
+namespace pocketlm::cli {
+
+// Exit codes: 0 success, 1 bad input or failure, 2 a valid request not supported yet.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitError = 1;
+inline constexpr int kExitUnsupported = 2;
+
+// Prints "pocketlm: error: <message>" to stderr and returns kExitError.
+int fail(const Status& status);
+int fail(const std::string& message);
+// Prints "pocketlm: warning: <message>" to stderr.
+void warn(const std::string& message);
+
+// Parses a whole string as a finite float / an integer in range; errors name `flag`.
+Status parse_float(const char* flag, const std::string& text, float* out);
+Status parse_int(const char* flag, const std::string& text, long long min, long long max, long long* out);
+// A seed: a decimal integer in [-2^63, 2^64 - 1].
+Status parse_seed(const char* flag, const std::string& text, std::uint64_t* out, bool* negative_or_zero);
+
+// Prints a memory plan table to `out` (stdout or stderr).
+void print_plan(const MemoryPlan& plan, std::FILE* out);
+
+}  // namespace pocketlm::cli

@@ -1,0 +1,58 @@
+// `pocketlm plan`: where every byte of a session would go, before anything is allocated.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+#include "cli_common.h"
+#include "commands.h"
+#include "pocketlm/base/byte_size.h"
+#include "pocketlm/io/file_storage.h"
+#include "pocketlm/runtime/session.h"
+
+namespace pocketlm::cli {
+
+void add_plan_command(CLI::App& app, PlanOptions& o) {
+  CLI::App* cmd = app.add_subcommand("plan", "print the memory plan of a model; exit 1 when over --heap");
+  cmd->add_option("model", o.model, "checkpoint (.bin)")->required();
+  cmd->add_option("-z", o.tokenizer, "tokenizer.bin (its tables are part of the plan)");
+  cmd->add_option("--heap", o.heap, "budget, e.g. 24M, 24MiB or 25165824");
+  cmd->add_option("--seq-len", o.seq_len, "context length in tokens (<= the model's)");
+}
+
+int run_plan(const PlanOptions& o) {
+  SessionOptions options;
+  long long seq_len = 0;
+  Status st = parse_int("--seq-len", o.seq_len, 0, INT32_MAX, &seq_len);
+  if (!st.ok()) return fail(st);
+  options.seq_len = static_cast<int>(seq_len);
+  if (!o.heap.empty()) {
+    st = parse_byte_size("--heap", o.heap.c_str(), &options.budget_bytes);
+    if (!st.ok()) return fail(st);
+  }
+  FileStorage model, tokenizer;
+  st = model.open(o.model.c_str(), "model");
+  if (!st.ok()) return fail(st);
+  if (!o.tokenizer.empty()) {
+    st = tokenizer.open(o.tokenizer.c_str(), "tokenizer");
+    if (!st.ok()) return fail(st);
+  }
+  ModelSpec spec;
+  MemoryPlan plan;
+  st = Session::plan(model, o.tokenizer.empty() ? nullptr : &tokenizer, options, &spec, &plan);
+  if (!st.ok()) return fail(st);
+  const ModelConfig& c = spec.config;
+  std::printf("model %s: %s, dim %d, hidden_dim %d, %d layers, %d heads, %d kv heads, vocab %d, seq_len %d%s\n",
+              o.model.c_str(), format_name(spec.format), c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads,
+              c.vocab_size, options.seq_len ? options.seq_len : c.seq_len,
+              o.tokenizer.empty() ? " (no tokenizer given: -z adds its tables)" : "");
+  print_plan(plan, stdout);
+  if (!plan.fits()) {
+    char need[32], budget[32];
+    format_byte_size(plan.total(), need, sizeof need);
+    format_byte_size(plan.budget(), budget, sizeof budget);
+    std::fprintf(stderr, "pocketlm: error: %s: the plan needs %s but --heap is %s\n", o.model.c_str(), need, budget);
+    return kExitError;
+  }
+  return kExitOk;
+}
+
+}  // namespace pocketlm::cli

@@ -1,0 +1,38 @@
+#include "commands.h"
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+#include "cli_common.h"
+
+namespace pocketlm::cli {
+
+int run_cli(int argc, char** argv) {
+  CLI::App app{"pocketlm: run small Llama-family models where every byte is counted"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "pocketlm 0.1.0");
+  RunOptions run;
+  PlanOptions plan;
+  InspectOptions inspect;
+  add_run_command(app, run);
+  add_plan_command(app, plan);
+  add_inspect_command(app, inspect);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // One line, exit code 1, like every other bad input.
+    return fail(std::string(e.what()) + " (see pocketlm --help)");
+  }
+  if (app.got_subcommand("run")) return run_run(run);
+  if (app.got_subcommand("plan")) return run_plan(plan);
+  if (app.got_subcommand("inspect")) return run_inspect(inspect);
+  return fail("no command given (see pocketlm --help)");
+}
+
+}  // namespace pocketlm::cli

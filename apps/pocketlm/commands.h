@@ -1,0 +1,50 @@
+// The pocketlm subcommands. Each registers its flags on a CLI11 app and runs from a plain
+// options struct, so main() stays a dispatcher.
+#pragma once
+
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace pocketlm::cli {
+
+struct RunOptions {
+  std::string model;
+  std::string tokenizer = "tokenizer.bin";  // run.c's default
+  std::string temperature = "1.0";
+  std::string topp = "0.9";
+  std::string seed = "0";  // 0: seed from the clock, as run.c
+  std::string steps = "256";
+  std::string prompt;
+  bool has_prompt = false;
+  std::string mode = "generate";
+  std::string system_prompt;
+  std::string token_log;
+  std::string heap;
+  std::string seq_len = "0";
+  std::string kernels;
+};
+void add_run_command(CLI::App& app, RunOptions& options);
+int run_run(const RunOptions& options);
+
+struct PlanOptions {
+  std::string model;
+  std::string tokenizer;
+  std::string heap;
+  std::string seq_len = "0";
+};
+void add_plan_command(CLI::App& app, PlanOptions& options);
+int run_plan(const PlanOptions& options);
+
+struct InspectOptions {
+  std::string model;
+};
+void add_inspect_command(CLI::App& app, InspectOptions& options);
+int run_inspect(const InspectOptions& options);
+
+// Parses argv and runs the chosen command; returns the process exit code.
+int run_cli(int argc, char** argv);
+
+}  // namespace pocketlm::cli

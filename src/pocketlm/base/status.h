@@ -1,0 +1,46 @@
+// Status: the engine's error value. The core is built without exceptions, so every
+// fallible call returns a Status whose message is one line naming the file or flag, the
+// field and the value (e.g. "model.bin: header field dim = -3 must be positive").
+// The message lives in a fixed buffer: creating an error never allocates.
+#pragma once
+
+#include <cstddef>
+
+namespace pocketlm {
+
+enum class StatusCode {
+  kOk = 0,
+  kInvalidArgument,  // a flag or option value is out of range
+  kNotFound,         // a file does not exist or cannot be opened
+  kIoError,          // a read or write failed
+  kBadFormat,        // a file's bytes disagree with its format
+  kOutOfMemory,      // the arena or budget is too small
+  kUnsupported,      // a valid request this build does not implement
+};
+
+class Status {
+ public:
+  static constexpr std::size_t kMaxMessage = 320;
+
+  Status() = default;
+  // printf-style constructor for errors; the message is truncated to kMaxMessage - 1 bytes.
+  static Status error(StatusCode code, const char* fmt, ...)
+      __attribute__((format(printf, 2, 3)));
+
+  bool ok() const { return code_ == StatusCode::kOk; }
+  StatusCode code() const { return code_; }
+  const char* message() const { return message_; }
+
+ private:
+  StatusCode code_ = StatusCode::kOk;
+  char message_[kMaxMessage] = {};
+};
+
+}  // namespace pocketlm
+
+// Propagates a non-ok Status to the caller.
+#define POCKETLM_TRY(expr)                       \
+  do {                                           \
+    ::pocketlm::Status pocketlm_status_ = (expr); \
+    if (!pocketlm_status_.ok()) return pocketlm_status_; \
+  } while (0)

@@ -1,0 +1,120 @@
+// The reference backend: llama2.c's run.c/runq.c loops, statement for statement, so that
+// with -ffp-contract=off every float operation happens in the same order and rounding.
+#include <cmath>
+#include <cstring>
+
+#include "pocketlm/kernels/kernels.h"
+#include "pocketlm/quant/q80.h"
+
+namespace pocketlm {
+
+namespace {
+
+void matmul_f32(float* out, const float* x, const float* w, int n, int d) {
+  for (int i = 0; i < d; ++i) {
+    const float* row = w + static_cast<std::size_t>(i) * n;
+    float val = 0.0f;
+    for (int j = 0; j < n; ++j) val += row[j] * x[j];
+    out[i] = val;
+  }
+}
+
+void matmul_q80(float* out, const std::int8_t* xq, const float* xs, const std::int8_t* wq, const float* ws, int n,
+                int d, int gs) {
+  for (int i = 0; i < d; ++i) {
+    const std::size_t in = static_cast<std::size_t>(i) * n;
+    float val = 0.0f;
+    for (int j = 0; j <= n - gs; j += gs) {
+      std::int32_t ival = 0;
+      for (int k = 0; k < gs; ++k)
+        ival += static_cast<std::int32_t>(xq[j + k]) * static_cast<std::int32_t>(wq[in + j + k]);
+      val += static_cast<float>(ival) * ws[(in + j) / gs] * xs[j / gs];
+    }
+    out[i] = val;
+  }
+}
+
+void rmsnorm(float* out, const float* x, const float* w, int n) {
+  float ss = 0.0f;
+  for (int j = 0; j < n; ++j) ss += x[j] * x[j];
+  ss /= static_cast<float>(n);
+  ss += 1e-5f;
+  ss = 1.0f / std::sqrt(ss);
+  for (int j = 0; j < n; ++j) out[j] = w[j] * (ss * x[j]);
+}
+
+void softmax(float* x, int n) {
+  float max_val = x[0];
+  for (int i = 1; i < n; ++i)
+    if (x[i] > max_val) max_val = x[i];
+  float sum = 0.0f;
+  for (int i = 0; i < n; ++i) {
+    x[i] = std::exp(x[i] - max_val);
+    sum += x[i];
+  }
+  for (int i = 0; i < n; ++i) x[i] /= sum;
+}
+
+void rope(float* q, float* k, int dim, int kv_dim, int head_size, int pos) {
+  for (int i = 0; i < dim; i += 2) {
+    const int head_dim = i % head_size;
+    const float freq = 1.0f / std::pow(10000.0f, static_cast<float>(head_dim) / static_cast<float>(head_size));
+    const float val = static_cast<float>(pos) * freq;
+    const float fcr = std::cos(val);
+    const float fci = std::sin(val);
+    const int rotn = i < kv_dim ? 2 : 1;  // queries always, keys while i < kv_dim
+    for (int v = 0; v < rotn; ++v) {
+      float* vec = v == 0 ? q : k;
+      const float v0 = vec[i];
+      const float v1 = vec[i + 1];
+      vec[i] = v0 * fcr - v1 * fci;
+      vec[i + 1] = v0 * fci + v1 * fcr;
+    }
+  }
+}
+
+void attention(const AttentionArgs& a) {
+  const int kv_mul = a.n_heads / a.n_kv_heads;
+  const float scale = std::sqrt(static_cast<float>(a.head_size));
+  for (int h = 0; h < a.n_heads; ++h) {
+    const float* q = a.q + h * a.head_size;
+    float* att = a.att + static_cast<std::size_t>(h) * a.att_stride;
+    const std::size_t kv_off = static_cast<std::size_t>(h / kv_mul) * a.head_size;
+    for (int t = 0; t <= a.pos; ++t) {
+      const float* k = a.key_cache + static_cast<std::size_t>(t) * a.kv_dim + kv_off;
+      float score = 0.0f;
+      for (int i = 0; i < a.head_size; ++i) score += q[i] * k[i];
+      score /= scale;
+      att[t] = score;
+    }
+    softmax(att, a.pos + 1);
+    float* xb = a.out + h * a.head_size;
+    std::memset(xb, 0, static_cast<std::size_t>(a.head_size) * sizeof(float));
+    for (int t = 0; t <= a.pos; ++t) {
+      const float* v = a.value_cache + static_cast<std::size_t>(t) * a.kv_dim + kv_off;
+      const float w = att[t];
+      for (int i = 0; i < a.head_size; ++i) xb[i] += w * v[i];
+    }
+  }
+}
+
+void swiglu(float* hb, const float* hb2, int n) {
+  for (int i = 0; i < n; ++i) {
+    float val = hb[i];
+    val *= (1.0f / (1.0f + std::exp(-val)));
+    val *= hb2[i];
+    hb[i] = val;
+  }
+}
+
+}  // namespace
+
+const Kernels& reference_kernels() {
+  static const Kernels kReference = {
+      "reference", true, matmul_f32, matmul_q80, rmsnorm, softmax, rope, attention, swiglu,
+      quantize_q80_activations,
+  };
+  return kReference;
+}
+
+}  // namespace pocketlm

@@ -1,0 +1,199 @@
+#include "pocketlm/model/transformer.h"
+
+#include <cstring>
+
+#include "pocketlm/base/checked.h"
+#include "pocketlm/quant/q80.h"
+
+namespace pocketlm {
+
+namespace {
+
+const char* region_of(TensorKind kind) {
+  switch (kind) {
+    case TensorKind::kTokenEmbedding: return region::kEmbedding;
+    case TensorKind::kWq: case TensorKind::kWk: case TensorKind::kWv: case TensorKind::kWo:
+      return region::kAttention;
+    case TensorKind::kW1: case TensorKind::kW2: case TensorKind::kW3: return region::kFfn;
+    case TensorKind::kWcls: return region::kClassifier;
+    default: return region::kNorms;
+  }
+}
+
+// count * elem_bytes, overflow-checked, as an error naming the buffer.
+Status buffer_bytes(const char* what, std::uint64_t count, std::uint64_t elem_bytes, std::uint64_t* out) {
+  if (!checked_mul(count, elem_bytes, out))
+    return Status::error(StatusCode::kOutOfMemory, "%s: size overflows 64 bits", what);
+  return Status();
+}
+
+template <typename T>
+Status carve_array(Arena& arena, const char* region_name, std::uint64_t count, T** out) {
+  std::uint64_t bytes = 0;
+  POCKETLM_TRY(buffer_bytes(region_name, count, sizeof(T), &bytes));
+  void* p = nullptr;
+  POCKETLM_TRY(arena.allocate(bytes, region_name, &p));
+  *out = static_cast<T*>(p);
+  return Status();
+}
+
+}  // namespace
+
+Matrix* Transformer::slot(const TensorInfo& t) {
+  Layer* layer = t.layer >= 0 ? &layers_[t.layer] : nullptr;
+  switch (t.kind) {
+    case TensorKind::kTokenEmbedding: return &token_embedding_;
+    case TensorKind::kRmsAtt: return &layer->rms_att;
+    case TensorKind::kWq: return &layer->wq;
+    case TensorKind::kWk: return &layer->wk;
+    case TensorKind::kWv: return &layer->wv;
+    case TensorKind::kWo: return &layer->wo;
+    case TensorKind::kRmsFfn: return &layer->rms_ffn;
+    case TensorKind::kW1: return &layer->w1;
+    case TensorKind::kW2: return &layer->w2;
+    case TensorKind::kW3: return &layer->w3;
+    case TensorKind::kRmsFinal: return &rms_final_;
+    case TensorKind::kWcls: return &wcls_;
+    default: return nullptr;
+  }
+}
+
+Status Transformer::carve(const ModelSpec& spec, int seq_len, Arena& arena) {
+  spec_ = spec;
+  seq_len_ = seq_len;
+  const ModelConfig& c = spec.config;
+  POCKETLM_TRY(carve_array(arena, region::kLayerTable, static_cast<std::uint64_t>(c.n_layers), &layers_));
+  if (layers_) {
+    for (int l = 0; l < c.n_layers; ++l) layers_[l] = Layer{};
+  }
+
+  // Weights, in file order so that loading reads the file front to back.
+  weight_bytes_per_token_ = 0;
+  for (int i = 0; i < spec.tensor_count(); ++i) {
+    const TensorInfo t = spec.tensor(i);
+    Matrix dummy;
+    Matrix* m = layers_ || t.layer < 0 ? slot(t) : &dummy;  // measuring: layers_ is null
+    if (!m) continue;
+    m->dtype = t.dtype;
+    const char* name = region_of(t.kind);
+    if (t.dtype == DType::kF32) {
+      POCKETLM_TRY(carve_array(arena, name, t.numel(), &m->f32));
+    } else {
+      POCKETLM_TRY(carve_array(arena, name, t.numel(), &m->q));
+      POCKETLM_TRY(carve_array(arena, name, t.numel() / static_cast<std::uint64_t>(spec.group_size), &m->s));
+    }
+    // Per token the classifier and every layer matrix are read whole; the embedding one row.
+    weight_bytes_per_token_ += t.kind == TensorKind::kTokenEmbedding ? t.bytes() / t.rows : t.bytes();
+  }
+  if (spec.shared_classifier) {
+    wcls_ = token_embedding_;
+    weight_bytes_per_token_ += spec.tensor(TensorKind::kTokenEmbedding, -1).bytes();
+  }
+
+  const std::uint64_t dim = static_cast<std::uint64_t>(c.dim);
+  const std::uint64_t hidden = static_cast<std::uint64_t>(c.hidden_dim);
+  const std::uint64_t kv_dim = static_cast<std::uint64_t>(c.kv_dim());
+  const std::uint64_t seq = static_cast<std::uint64_t>(seq_len);
+  std::uint64_t kv_elems = 0;
+  if (!checked_product(&kv_elems, static_cast<std::uint64_t>(c.n_layers), seq, kv_dim))
+    return Status::error(StatusCode::kOutOfMemory, "kv cache: n_layers %d x seq_len %d x kv_dim %d overflows",
+                         c.n_layers, seq_len, c.kv_dim());
+  POCKETLM_TRY(carve_array(arena, region::kKvCache, kv_elems, &key_cache_));
+  POCKETLM_TRY(carve_array(arena, region::kKvCache, kv_elems, &value_cache_));
+
+  POCKETLM_TRY(carve_array(arena, region::kActivations, dim, &x_));
+  POCKETLM_TRY(carve_array(arena, region::kActivations, dim, &xb_));
+  POCKETLM_TRY(carve_array(arena, region::kActivations, dim, &xb2_));
+  POCKETLM_TRY(carve_array(arena, region::kActivations, hidden, &hb_));
+  POCKETLM_TRY(carve_array(arena, region::kActivations, hidden, &hb2_));
+  POCKETLM_TRY(carve_array(arena, region::kActivations, dim, &q_));
+  POCKETLM_TRY(carve_array(arena, region::kActivations, static_cast<std::uint64_t>(c.n_heads) * seq, &att_));
+  if (spec.group_size > 0) {
+    const std::uint64_t widest = dim > hidden ? dim : hidden;
+    POCKETLM_TRY(carve_array(arena, region::kActivations, widest, &aq_));
+    POCKETLM_TRY(
+        carve_array(arena, region::kActivations, widest / static_cast<std::uint64_t>(spec.group_size), &as_));
+  }
+  POCKETLM_TRY(carve_array(arena, region::kLogits, static_cast<std::uint64_t>(c.vocab_size), &logits_));
+  return Status();
+}
+
+Status Transformer::load(Storage& storage, std::size_t chunk_bytes) {
+  for (int i = 0; i < spec_.tensor_count(); ++i) {
+    const TensorInfo t = spec_.tensor(i);
+    Matrix* m = slot(t);
+    if (!m) continue;
+    if (t.dtype == DType::kF32) {
+      POCKETLM_TRY(read_chunked(storage, t.offset, const_cast<float*>(m->f32), t.data_bytes, chunk_bytes));
+    } else {
+      POCKETLM_TRY(read_chunked(storage, t.offset, const_cast<std::int8_t*>(m->q), t.data_bytes, chunk_bytes));
+      POCKETLM_TRY(read_chunked(storage, t.scales_offset, const_cast<float*>(m->s), t.scales_bytes, chunk_bytes));
+    }
+  }
+  if (spec_.shared_classifier) wcls_ = token_embedding_;
+  return Status();
+}
+
+void Transformer::prepare_input(const float* x, int n) {
+  if (spec_.group_size > 0) k_->quantize_q80(x, n, spec_.group_size, aq_, as_);
+}
+
+void Transformer::matmul(float* out, const Matrix& w, const float* x, int n, int d) {
+  if (w.dtype == DType::kF32)
+    k_->matmul_f32(out, x, w.f32, n, d);
+  else
+    k_->matmul_q80(out, aq_, as_, w.q, w.s, n, d, spec_.group_size);
+}
+
+float* Transformer::forward(int token, int pos) {
+  const ModelConfig& c = spec_.config;
+  const int dim = c.dim;
+  const int kv_dim = c.kv_dim();
+  const int hidden = c.hidden_dim;
+  const int head_size = c.head_size();
+  const int gs = spec_.group_size;
+
+  // Token embedding: one row, dequantized on the fly when the table is int8.
+  const std::size_t row = static_cast<std::size_t>(token) * static_cast<std::size_t>(dim);
+  if (token_embedding_.dtype == DType::kF32)
+    std::memcpy(x_, token_embedding_.f32 + row, static_cast<std::size_t>(dim) * sizeof(float));
+  else
+    dequantize_q80(token_embedding_.q + row, token_embedding_.s + row / static_cast<std::size_t>(gs), dim, gs, x_);
+
+  for (int l = 0; l < c.n_layers; ++l) {
+    const Layer& L = layers_[l];
+    // Attention block.
+    k_->rmsnorm(xb_, x_, L.rms_att.f32, dim);
+    const std::size_t loff = static_cast<std::size_t>(l) * static_cast<std::size_t>(seq_len_) * kv_dim;
+    float* k = key_cache_ + loff + static_cast<std::size_t>(pos) * kv_dim;
+    float* v = value_cache_ + loff + static_cast<std::size_t>(pos) * kv_dim;
+    prepare_input(xb_, dim);
+    matmul(q_, L.wq, xb_, dim, dim);
+    matmul(k, L.wk, xb_, dim, kv_dim);
+    matmul(v, L.wv, xb_, dim, kv_dim);
+    k_->rope(q_, k, dim, kv_dim, head_size, pos);
+    const AttentionArgs args{xb_, att_, q_, key_cache_ + loff, value_cache_ + loff, pos,
+                             c.n_heads, c.n_kv_heads, head_size, kv_dim, seq_len_};
+    k_->attention(args);
+    prepare_input(xb_, dim);
+    matmul(xb2_, L.wo, xb_, dim, dim);
+    for (int i = 0; i < dim; ++i) x_[i] += xb2_[i];
+
+    // Feed-forward block (SwiGLU).
+    k_->rmsnorm(xb_, x_, L.rms_ffn.f32, dim);
+    prepare_input(xb_, dim);
+    matmul(hb_, L.w1, xb_, dim, hidden);
+    matmul(hb2_, L.w3, xb_, dim, hidden);
+    k_->swiglu(hb_, hb2_, hidden);
+    prepare_input(hb_, hidden);
+    matmul(xb_, L.w2, hb_, hidden, dim);
+    for (int i = 0; i < dim; ++i) x_[i] += xb_[i];
+  }
+
+  k_->rmsnorm(x_, x_, rms_final_.f32, dim);
+  prepare_input(x_, dim);
+  matmul(logits_, wcls_, x_, dim, c.vocab_size);
+  return logits_;
+}
+
+}  // namespace pocketlm

@@ -1,0 +1,99 @@
+// Session: one model, its tokenizer and a sampler living in one arena, and the generation
+// loop of llama2.c's run.c. Building a session plans every byte first (MemoryPlan), refuses
+// to go over the budget before any weight byte is read, then makes one allocation (or uses
+// the caller's buffer) and reads the files into it. generate() allocates nothing.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "pocketlm/format/model_spec.h"
+#include "pocketlm/io/storage.h"
+#include "pocketlm/kernels/kernels.h"
+#include "pocketlm/memory/arena.h"
+#include "pocketlm/memory/memory_plan.h"
+#include "pocketlm/model/transformer.h"
+#include "pocketlm/sampling/sampler.h"
+#include "pocketlm/text/tokenizer.h"
+
+namespace pocketlm {
+
+inline constexpr const char* kIoChunkRegion = "io chunk";
+
+struct SessionOptions {
+  int seq_len = 0;                         // context (tokens); 0 = the model's seq_len
+  const Kernels* kernels = nullptr;        // nullptr = default_kernels()
+  std::size_t io_chunk_bytes = 64 * 1024;  // largest single read from storage
+  std::uint64_t budget_bytes = 0;          // 0 = no budget
+  void* arena_buffer = nullptr;            // firmware: use this instead of allocating
+  std::size_t arena_buffer_bytes = 0;
+};
+
+// Counts and timings of one generate() call. A forward pass is "prefill" when its next
+// token is forced by the prompt and "decode" when its next token is sampled.
+struct GenerateStats {
+  int prompt_tokens = 0;      // tokens of the encoded prompt, BOS included
+  int prefill_passes = 0;
+  int decode_passes = 0;      // = tokens sampled, a final BOS included
+  double prefill_seconds = 0.0;
+  double decode_seconds = 0.0;
+  double first_token_seconds = 0.0;  // from the start to the first sampled token
+  // run.c's "achieved tok/s": (passes - 1) / seconds since the end of the first pass.
+  double achieved_tok_per_s = 0.0;
+
+  double prefill_tok_per_s() const { return prefill_seconds > 0 ? prefill_passes / prefill_seconds : 0.0; }
+  double decode_tok_per_s() const { return decode_seconds > 0 ? decode_passes / decode_seconds : 0.0; }
+};
+
+// Called once per chosen next token (forced or sampled) with the token before it; a final
+// BOS that ends the run is reported too. Return false to stop early.
+using TokenCallback = bool (*)(std::int32_t prev, std::int32_t next, void* ctx);
+
+class Session {
+ public:
+  Session() = default;
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Computes the plan for `model` (header only) and `tokenizer` (size only; may be null)
+  // under `options`, without allocating. Errors: bad header, seq_len out of range.
+  static Status plan(Storage& model, Storage* tokenizer, const SessionOptions& options, ModelSpec* spec,
+                     MemoryPlan* plan);
+
+  // Plans, checks the budget (kOutOfMemory with the plan left in plan() when over), then
+  // allocates the arena and loads model and tokenizer.
+  Status open(Storage& model, Storage& tokenizer, const SessionOptions& options);
+
+  // Encodes a prompt with BOS (run.c: encode(prompt, bos=1, eos=0)). tokens must hold
+  // strlen(text) + 3 entries. Error when the prompt is longer than the context.
+  Status encode(const char* text, std::size_t len, std::int32_t* tokens, std::size_t capacity, int* n) const;
+
+  // run.c's generation loop: feeds prompt[0] at pos 0; while pos < steps the next token is
+  // the next prompt token while the prompt lasts, else a sample; BOS as next ends the run.
+  // steps must be in [1, seq_len]; prompt must be non-empty with ids in [0, vocab_size).
+  Status generate(const std::int32_t* prompt, int n_prompt, int steps, const SamplerParams& params,
+                  TokenCallback on_token, void* ctx, GenerateStats* stats);
+
+  const ModelSpec& spec() const { return model_.spec(); }
+  const MemoryPlan& plan() const { return plan_; }
+  const Tokenizer& tokenizer() const { return tokenizer_; }
+  Transformer& transformer() { return model_; }
+  const Kernels& kernels() const { return *kernels_; }
+  int seq_len() const { return model_.seq_len(); }
+  std::uint64_t arena_bytes() const { return arena_.used(); }
+
+ private:
+  // The carving sequence shared by planning (measuring arena) and building.
+  static Status carve_all(const ModelSpec& spec, int seq_len, std::int32_t vocab, std::uint64_t piece_bytes,
+                          std::size_t chunk_bytes, Arena& arena, Transformer* model, Tokenizer* tokenizer,
+                          Sampler* sampler, unsigned char** chunk);
+
+  Arena arena_;
+  MemoryPlan plan_;
+  Transformer model_;
+  Tokenizer tokenizer_;
+  Sampler sampler_;
+  const Kernels* kernels_ = nullptr;
+};
+
+}  // namespace pocketlm

@@ -1,0 +1,222 @@
+#include "pocketlm/text/tokenizer.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "pocketlm/base/checked.h"
+#include "pocketlm/io/chunk_reader.h"
+
+namespace pocketlm {
+
+namespace {
+
+// Compares the byte string a||b with p (unsigned bytes, a proper prefix sorts first) — the
+// order strcmp gives NUL-free strings, which is how run.c sorts and searches its vocabulary.
+int compare_concat(const unsigned char* a, std::size_t alen, const unsigned char* b, std::size_t blen,
+                   const unsigned char* p, std::size_t plen) {
+  const std::size_t total = alen + blen;
+  const std::size_t m = total < plen ? total : plen;
+  const std::size_t first = alen < m ? alen : m;
+  if (first) {
+    if (int c = std::memcmp(a, p, first)) return c;
+  }
+  if (b && m > alen) {
+    if (int c = std::memcmp(b, p + alen, m - alen)) return c;
+  }
+  return total < plen ? -1 : total > plen ? 1 : 0;
+}
+
+int hex_digit(unsigned char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;
+}
+
+// All 256 single bytes, for decoding <0xHH> pieces without a per-token buffer.
+const unsigned char* byte_table() {
+  static const struct Table {
+    unsigned char bytes[256];
+    Table() {
+      for (int i = 0; i < 256; ++i) bytes[i] = static_cast<unsigned char>(i);
+    }
+  } kTable;
+  return kTable.bytes;
+}
+
+}  // namespace
+
+Status Tokenizer::piece_bytes(const Storage& storage, std::int32_t vocab_size, std::uint64_t* bytes) {
+  const std::uint64_t overhead = 4 + 8 * static_cast<std::uint64_t>(vocab_size);
+  if (storage.size() < overhead)
+    return Status::error(StatusCode::kBadFormat,
+                         "%s: tokenizer file of %llu bytes cannot hold vocab_size = %d records (needs at least "
+                         "%llu bytes)",
+                         storage.name(), static_cast<unsigned long long>(storage.size()), vocab_size,
+                         static_cast<unsigned long long>(overhead));
+  *bytes = storage.size() - overhead;
+  if (*bytes > UINT32_MAX)
+    return Status::error(StatusCode::kBadFormat, "%s: tokenizer file of %llu bytes is too large", storage.name(),
+                         static_cast<unsigned long long>(storage.size()));
+  return Status();
+}
+
+Status Tokenizer::carve(std::int32_t vocab_size, std::uint64_t piece_bytes, Arena& arena) {
+  vocab_size_ = vocab_size;
+  piece_bytes_ = piece_bytes;
+  const auto n = static_cast<std::uint64_t>(vocab_size);
+  void* p = nullptr;
+  POCKETLM_TRY(arena.allocate(n * sizeof(float), kTokenizerRegion, &p));
+  scores_ = static_cast<float*>(p);
+  POCKETLM_TRY(arena.allocate((n + 1) * sizeof(std::uint32_t), kTokenizerRegion, &p));
+  offsets_ = static_cast<std::uint32_t*>(p);
+  POCKETLM_TRY(arena.allocate(piece_bytes, kTokenizerRegion, &p));
+  pieces_ = static_cast<unsigned char*>(p);
+  POCKETLM_TRY(arena.allocate(n * sizeof(std::int32_t), kTokenizerRegion, &p));
+  sorted_ = static_cast<std::int32_t*>(p);
+  return Status();
+}
+
+Status Tokenizer::load(Storage& storage, unsigned char* chunk, std::size_t chunk_bytes) {
+  ChunkReader reader(storage, 0, chunk, chunk_bytes);
+  POCKETLM_TRY(reader.take(&max_token_length_, 4));
+  if (max_token_length_ <= 0)
+    return Status::error(StatusCode::kBadFormat, "%s: tokenizer field max_token_length = %d must be positive",
+                         storage.name(), max_token_length_);
+  std::uint64_t used = 0;
+  for (std::int32_t i = 0; i < vocab_size_; ++i) {
+    std::int32_t len = 0;
+    const std::uint64_t at = reader.offset();
+    Status st = reader.take(&scores_[i], 4);
+    if (st.ok()) st = reader.take(&len, 4);
+    if (!st.ok())
+      return Status::error(StatusCode::kBadFormat,
+                           "%s: tokenizer record %d at offset %llu runs past the end of the file: it has fewer "
+                           "records than the model's vocab_size = %d",
+                           storage.name(), i, static_cast<unsigned long long>(at), vocab_size_);
+    if (len < 0 || len > max_token_length_)
+      return Status::error(StatusCode::kBadFormat,
+                           "%s: tokenizer record %d has piece length %d outside [0, max_token_length = %d]",
+                           storage.name(), i, len, max_token_length_);
+    if (static_cast<std::uint64_t>(len) > piece_bytes_ - used)
+      return Status::error(StatusCode::kBadFormat,
+                           "%s: tokenizer record %d (piece length %d) runs past the end of the file: it has fewer "
+                           "records than the model's vocab_size = %d",
+                           storage.name(), i, len, vocab_size_);
+    offsets_[i] = static_cast<std::uint32_t>(used);
+    st = reader.take(pieces_ + used, static_cast<std::size_t>(len));
+    if (!st.ok())
+      return Status::error(StatusCode::kBadFormat, "%s: tokenizer record %d (piece length %d) runs past the end of the file",
+                           storage.name(), i, len);
+    used += static_cast<std::uint64_t>(len);
+  }
+  offsets_[vocab_size_] = static_cast<std::uint32_t>(used);
+  if (used != piece_bytes_)
+    return Status::error(StatusCode::kBadFormat,
+                         "%s: tokenizer has %llu bytes after record %d: it holds more pieces than the model's "
+                         "vocab_size = %d",
+                         storage.name(), static_cast<unsigned long long>(piece_bytes_ - used), vocab_size_ - 1,
+                         vocab_size_);
+
+  for (std::int32_t i = 0; i < vocab_size_; ++i) sorted_[i] = i;
+  std::sort(sorted_, sorted_ + vocab_size_, [this](std::int32_t a, std::int32_t b) {
+    const Piece pa = piece(a), pb = piece(b);
+    const int c = compare_concat(pa.data, pa.size, nullptr, 0, pb.data, pb.size);
+    return c != 0 ? c < 0 : a < b;
+  });
+  return Status();
+}
+
+Piece Tokenizer::piece(std::int32_t token) const {
+  return Piece{pieces_ + offsets_[token], offsets_[token + 1] - offsets_[token]};
+}
+
+std::int32_t Tokenizer::lookup_pair(const unsigned char* a, std::size_t alen, const unsigned char* b,
+                                    std::size_t blen) const {
+  // Leftmost match, so a duplicated piece resolves to one id deterministically.
+  std::int32_t lo = 0, hi = vocab_size_;
+  while (lo < hi) {
+    const std::int32_t mid = lo + (hi - lo) / 2;
+    const Piece p = piece(sorted_[mid]);
+    if (compare_concat(a, alen, b, blen, p.data, p.size) > 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo < vocab_size_) {
+    const Piece p = piece(sorted_[lo]);
+    if (compare_concat(a, alen, b, blen, p.data, p.size) == 0) return sorted_[lo];
+  }
+  return -1;
+}
+
+std::int32_t Tokenizer::lookup(const unsigned char* text, std::size_t len) const {
+  return lookup_pair(text, len, nullptr, 0);
+}
+
+Status Tokenizer::encode(const char* text, std::size_t len, bool bos, bool eos, std::int32_t* tokens,
+                         std::size_t capacity, int* n_tokens) const {
+  if (capacity < len + 3 || len > static_cast<std::size_t>(INT32_MAX) - 3)
+    return Status::error(StatusCode::kInvalidArgument,
+                         "prompt: %zu bytes need a token buffer of %zu entries, got %zu", len, len + 3, capacity);
+  const auto* s = reinterpret_cast<const unsigned char*>(text);
+  std::size_t n = 0;
+  if (bos) tokens[n++] = kBosToken;
+  // SentencePiece's add_dummy_prefix: a non-empty text starts with the " " piece.
+  if (len > 0) {
+    const unsigned char space = ' ';
+    const std::int32_t dummy = lookup(&space, 1);
+    if (dummy >= 0) tokens[n++] = dummy;
+  }
+  // One code point at a time: a lead byte plus up to three continuation bytes.
+  std::size_t start = 0;
+  while (start < len) {
+    std::size_t end = start + 1;
+    while (end < len && (s[end] & 0xC0) == 0x80 && end - start < 4) ++end;
+    const std::int32_t id = lookup(s + start, end - start);
+    if (id >= 0) {
+      tokens[n++] = id;
+    } else {
+      // Byte fallback: <0xHH> is id HH + 3.
+      for (std::size_t i = start; i < end; ++i) tokens[n++] = static_cast<std::int32_t>(s[i]) + 3;
+    }
+    start = end;
+  }
+  // Merge the best-scoring adjacent pair until none merges (scores below -1e10 never do).
+  while (n >= 2) {
+    float best_score = -1e10f;
+    std::int32_t best_id = -1;
+    std::size_t best_idx = 0;
+    for (std::size_t i = 0; i + 1 < n; ++i) {
+      const Piece a = piece(tokens[i]), b = piece(tokens[i + 1]);
+      const std::int32_t id = lookup_pair(a.data, a.size, b.data, b.size);
+      if (id >= 0 && scores_[id] > best_score) {
+        best_score = scores_[id];
+        best_id = id;
+        best_idx = i;
+      }
+    }
+    if (best_id < 0) break;
+    tokens[best_idx] = best_id;
+    std::memmove(tokens + best_idx + 1, tokens + best_idx + 2, (n - best_idx - 2) * sizeof(std::int32_t));
+    --n;
+  }
+  if (eos) tokens[n++] = kEosToken;
+  *n_tokens = static_cast<int>(n);
+  return Status();
+}
+
+Piece Tokenizer::decode(std::int32_t prev, std::int32_t token) const {
+  Piece p = piece(token);
+  if (prev == kBosToken && p.size > 0 && p.data[0] == ' ') {
+    ++p.data;
+    --p.size;
+  }
+  if (p.size == 6 && p.data[0] == '<' && p.data[1] == '0' && p.data[2] == 'x' && p.data[5] == '>') {
+    const int hi = hex_digit(p.data[3]), lo = hex_digit(p.data[4]);
+    if (hi >= 0 && lo >= 0) return Piece{byte_table() + (hi * 16 + lo), 1};
+  }
+  return p;
+}
+
+}  // namespace pocketlm

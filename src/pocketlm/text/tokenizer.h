@@ -1,0 +1,73 @@
+// Tokenizer: llama2.c's tokenizer.bin / tok512.bin — a SentencePiece-style BPE vocabulary
+// with merge scores and byte-fallback tokens <0x00>..<0xFF> (ids 3..258).
+// Encode and decode follow run.c exactly (shared/spec/llama2c-compat.md, "Tokenizer");
+// all tables live in the session arena.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "pocketlm/io/storage.h"
+#include "pocketlm/memory/arena.h"
+
+namespace pocketlm {
+
+inline constexpr std::int32_t kBosToken = 1;
+inline constexpr std::int32_t kEosToken = 2;
+inline constexpr const char* kTokenizerRegion = "tokenizer tables";
+
+// A piece of text: bytes, not NUL-terminated.
+struct Piece {
+  const unsigned char* data = nullptr;
+  std::size_t size = 0;
+};
+
+class Tokenizer {
+ public:
+  // Bytes of piece text a tokenizer file holds for `vocab_size` records: the file size
+  // minus the 4-byte header and 8 bytes (score, length) per record. Error when the file is
+  // too small to hold that many records.
+  static Status piece_bytes(const Storage& storage, std::int32_t vocab_size, std::uint64_t* bytes);
+
+  // Carves the tables (scores, piece offsets, piece bytes, sorted index) from the arena.
+  Status carve(std::int32_t vocab_size, std::uint64_t piece_bytes, Arena& arena);
+  // Parses the file through `chunk` (a read buffer of chunk_bytes) and sorts the vocabulary.
+  // Errors name the file, the record and the value: a negative or too long piece length, a
+  // record past the end of the file (fewer records than the model's vocab_size), bytes left
+  // after the last record (more records than vocab_size).
+  Status load(Storage& storage, unsigned char* chunk, std::size_t chunk_bytes);
+
+  // Encodes text[0..len) (run.c's encode): optional BOS, a dummy-prefix " " when the text is
+  // non-empty, one token per UTF-8 code point (or its bytes + 3 when not in the vocabulary),
+  // then greedy merges of the best-scoring adjacent pair (leftmost on ties), optional EOS.
+  // `capacity` must be at least len + 3 tokens.
+  Status encode(const char* text, std::size_t len, bool bos, bool eos, std::int32_t* tokens,
+                std::size_t capacity, int* n_tokens) const;
+
+  // The text of `token` after `prev` (run.c's decode): a leading space is dropped after BOS,
+  // and <0xHH> pieces stand for that one raw byte. token must be in [0, vocab_size).
+  Piece decode(std::int32_t prev, std::int32_t token) const;
+  // The raw vocabulary entry of `token`.
+  Piece piece(std::int32_t token) const;
+  float score(std::int32_t token) const { return scores_[token]; }
+  // Id of an exact piece, or -1.
+  std::int32_t lookup(const unsigned char* text, std::size_t len) const;
+
+  std::int32_t vocab_size() const { return vocab_size_; }
+  std::int32_t max_token_length() const { return max_token_length_; }
+
+ private:
+  // Id of the piece equal to a || b, or -1 (binary search over sorted_).
+  std::int32_t lookup_pair(const unsigned char* a, std::size_t alen, const unsigned char* b,
+                           std::size_t blen) const;
+
+  std::int32_t vocab_size_ = 0;
+  std::int32_t max_token_length_ = 0;
+  std::uint64_t piece_bytes_ = 0;
+  float* scores_ = nullptr;          // [vocab_size]
+  std::uint32_t* offsets_ = nullptr;  // [vocab_size + 1] into pieces_
+  unsigned char* pieces_ = nullptr;   // all piece bytes, back to back
+  std::int32_t* sorted_ = nullptr;    // [vocab_size] ids ordered by piece bytes
+};
+
+}  // namespace pocketlm
