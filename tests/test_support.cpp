@@ -1,0 +1,144 @@
+#include "test_support.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
+
+extern char** environ;
+
+namespace pocketlm::test {
+
+std::string shared_dir() {
+  const char* env = std::getenv("POCKETLM_SHARED");
+  return env && *env ? env : POCKETLM_DEFAULT_SHARED;
+}
+
+std::string model_path(const std::string& name) { return shared_dir() + "/models/" + name; }
+
+std::string pocketlm_binary() { return POCKETLM_BINARY; }
+
+namespace {
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+struct TempRoot {
+  std::string path;
+  TempRoot() {
+    char templ[] = "/tmp/pocketlm-test-XXXXXX";
+    if (!::mkdtemp(templ)) throw std::runtime_error("mkdtemp failed");
+    path = templ;
+  }
+  ~TempRoot() {
+    std::string cmd = "rm -rf '" + path + "'";
+    if (std::system(cmd.c_str()) != 0) std::fprintf(stderr, "could not remove %s\n", path.c_str());
+  }
+};
+
+TempRoot& temp_root() {
+  static TempRoot root;
+  return root;
+}
+
+}  // namespace
+
+std::string temp_dir() {
+  static int counter = 0;
+  std::string dir = temp_root().path + "/" + std::to_string(counter++);
+  ::mkdir(dir.c_str(), 0755);
+  return dir;
+}
+
+CommandResult run_pocketlm(const std::vector<std::string>& args) {
+  const std::string dir = temp_dir();
+  const std::string out_path = dir + "/stdout", err_path = dir + "/stderr";
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  std::vector<std::string> argv_storage;
+  argv_storage.push_back(pocketlm_binary());
+  argv_storage.insert(argv_storage.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_storage) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  CommandResult result;
+  if (posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ) != 0) {
+    posix_spawn_file_actions_destroy(&actions);
+    result.err = "posix_spawn failed";
+    return result;
+  }
+  posix_spawn_file_actions_destroy(&actions);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.out = slurp(out_path);
+  result.err = slurp(err_path);
+  return result;
+}
+
+std::vector<unsigned char> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::vector<unsigned char>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+void write_file(const std::string& path, const std::vector<unsigned char>& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
+bool file_exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+std::string sha256_of(const std::string& path) {
+  std::string cmd = "sha256sum '" + path + "'";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return "";
+  char buf[128] = {};
+  std::string hex;
+  if (std::fgets(buf, sizeof buf, p)) hex = std::string(buf).substr(0, 64);
+  ::pclose(p);
+  return hex;
+}
+
+void put_i32(std::vector<unsigned char>& out, std::int32_t v) {
+  unsigned char b[4];
+  std::memcpy(b, &v, 4);
+  out.insert(out.end(), b, b + 4);
+}
+
+void put_f32(std::vector<unsigned char>& out, float v) {
+  unsigned char b[4];
+  std::memcpy(b, &v, 4);
+  out.insert(out.end(), b, b + 4);
+}
+
+}  // namespace pocketlm::test
+
+#include "golden_models.h"
+
+namespace pocketlm::test {
+
+std::string golden_model_path(const std::string& name) {
+  std::string path;
+  if (name == "stories260K.bin") path = model_path("stories260K.bin");
+  if (name == "s260K_q80_gs4.bin") path = model_path("stories260K_q80.bin");
+  return !path.empty() && file_exists(path) ? path : "";
+}
+
+}  // namespace pocketlm::test
