@@ -1,0 +1,173 @@
+// Encode/decode against llama2.c's semantics: the real tokenizers' golden encodings,
+// byte fallback, merge order (best score, leftmost on ties), empty prompts, BOS handling.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pocketlm/io/file_storage.h"
+#include "pocketlm/io/memory_storage.h"
+#include "pocketlm/text/tokenizer.h"
+#include "test_support.h"
+
+namespace pocketlm {
+namespace {
+
+using test::put_f32;
+using test::put_i32;
+
+// A tokenizer loaded into its own arena.
+struct Loaded {
+  Arena arena;
+  Tokenizer tok;
+  Status status;
+};
+
+std::unique_ptr<Loaded> load(Storage& storage, std::int32_t vocab) {
+  auto l = std::make_unique<Loaded>();
+  std::uint64_t piece_bytes = 0;
+  l->status = Tokenizer::piece_bytes(storage, vocab, &piece_bytes);
+  if (!l->status.ok()) return l;
+  EXPECT_TRUE(l->arena.init_owned(piece_bytes + 64 * static_cast<std::uint64_t>(vocab) + 4096).ok());
+  l->status = l->tok.carve(vocab, piece_bytes, l->arena);
+  if (!l->status.ok()) return l;
+  unsigned char chunk[100];  // small on purpose: records straddle chunk boundaries
+  l->status = l->tok.load(storage, chunk, sizeof chunk);
+  return l;
+}
+
+std::unique_ptr<Loaded> load_file(const std::string& name, std::int32_t vocab) {
+  FileStorage f;
+  EXPECT_TRUE(f.open(test::model_path(name).c_str(), "tokenizer").ok());
+  auto l = load(f, vocab);
+  EXPECT_TRUE(l->status.ok()) << l->status.message();
+  return l;
+}
+
+std::vector<int> encode(const Tokenizer& tok, const std::string& text, bool bos = true, bool eos = false) {
+  std::vector<std::int32_t> ids(text.size() + 3);
+  int n = 0;
+  EXPECT_TRUE(tok.encode(text.c_str(), text.size(), bos, eos, ids.data(), ids.size(), &n).ok());
+  return std::vector<int>(ids.begin(), ids.begin() + n);
+}
+
+std::string decode(const Tokenizer& tok, int prev, int id) {
+  const Piece p = tok.decode(prev, id);
+  return std::string(reinterpret_cast<const char*>(p.data), p.size);
+}
+
+// Tokenizer bytes from (piece, score) pairs; ids 0..258 are <unk>, <s>, </s>, <0x00>..<0xFF>.
+std::vector<unsigned char> make_tokenizer(const std::vector<std::pair<std::string, float>>& extra) {
+  std::vector<std::pair<std::string, float>> v = {{"<unk>", 0}, {"<s>", 0}, {"</s>", 0}};
+  for (int b = 0; b < 256; ++b) {
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "<0x%02X>", b);
+    v.push_back({buf, 0});
+  }
+  v.insert(v.end(), extra.begin(), extra.end());
+  std::vector<unsigned char> out;
+  put_i32(out, 8);
+  for (auto& [piece, score] : v) {
+    put_f32(out, score);
+    put_i32(out, static_cast<std::int32_t>(piece.size()));
+    out.insert(out.end(), piece.begin(), piece.end());
+  }
+  return out;
+}
+
+TEST(Tokenizer, MatchesEveryGoldenPromptEncoding) {
+  std::ifstream in(test::shared_dir() + "/golden/reference_runs.json");
+  ASSERT_TRUE(in);
+  const nlohmann::json cases = nlohmann::json::parse(in);
+  auto tok512 = load_file("tok512.bin", 512);
+  auto tok32k = load_file("tokenizer.bin", 32000);
+  int checked = 0;
+  for (const auto& c : cases) {
+    const std::string text = c["prompt"].is_null() ? "" : c["prompt"].get<std::string>();
+    const Tokenizer& tok = c["tokenizer"] == "tok512.bin" ? tok512->tok : tok32k->tok;
+    EXPECT_EQ(encode(tok, text), c["prompt_tokens"].get<std::vector<int>>()) << c["name"];
+    ++checked;
+  }
+  EXPECT_GE(checked, 10);
+}
+
+TEST(Tokenizer, EmptyTextIsJustBos) {
+  auto l = load_file("tok512.bin", 512);
+  EXPECT_EQ(encode(l->tok, ""), (std::vector<int>{1}));
+  EXPECT_EQ(encode(l->tok, "", false, false), (std::vector<int>{}));
+  EXPECT_EQ(encode(l->tok, "", true, true), (std::vector<int>{1, 2}));
+}
+
+TEST(Tokenizer, ByteFallbackForUnknownCharacters) {
+  auto l = load_file("tok512.bin", 512);
+  // U+1F409 is not in a 512-piece vocabulary: its four bytes become ids byte + 3.
+  const std::vector<int> ids = encode(l->tok, "\xF0\x9F\x90\x89");
+  ASSERT_GE(ids.size(), 5u);
+  EXPECT_EQ(std::vector<int>(ids.end() - 4, ids.end()), (std::vector<int>{0xF0 + 3, 0x9F + 3, 0x90 + 3, 0x89 + 3}));
+}
+
+TEST(Tokenizer, DecodesBytePiecesAndStripsSpaceAfterBos) {
+  auto l = load_file("tokenizer.bin", 32000);
+  EXPECT_EQ(decode(l->tok, 5, 13), "\n");  // <0x0A>
+  EXPECT_EQ(decode(l->tok, 5, 3 + 0xF0), "\xF0");
+  const int once = encode(l->tok, "Once")[1];
+  EXPECT_EQ(decode(l->tok, 1, once), "Once");    // after BOS the leading space goes
+  EXPECT_EQ(decode(l->tok, 42, once), " Once");  // elsewhere it stays
+}
+
+TEST(Tokenizer, EncodeDecodeRoundTripsText) {
+  auto l = load_file("tokenizer.bin", 32000);
+  const std::string text = "Hello, world! Zo\xC3\xAB saw a \xF0\x9F\x90\x89 in 2024.";
+  const std::vector<int> ids = encode(l->tok, text);
+  std::string back;
+  for (std::size_t i = 1; i < ids.size(); ++i) back += decode(l->tok, ids[i - 1], ids[i]);
+  EXPECT_EQ(back, text);
+}
+
+TEST(Tokenizer, MergesBestScoreFirstLeftmostOnTies) {
+  // "abc": pairs ab (score 1) and bc (score 2): bc merges first, then a+bc has no piece.
+  auto bytes = make_tokenizer({{" ", -100}, {"a", 0}, {"b", 0}, {"c", 0}, {"ab", 1}, {"bc", 2}, {"abc", 0.5f}});
+  MemoryStorage s(bytes.data(), bytes.size(), "synthetic");
+  auto l = load(s, 266);
+  ASSERT_TRUE(l->status.ok()) << l->status.message();
+  const int space = 259, a = 260, b = 261, c = 262, ab = 263, bc = 264, abc = 265;
+  // " abc" -> [BOS, " ", a, b, c] -> bc (2) -> [" ", a, bc] -> a+bc = "abc" (0.5) -> [" ", abc]
+  EXPECT_EQ(encode(l->tok, "abc"), (std::vector<int>{1, space, abc}));
+  // "abab": ab at 0 and 2 tie; the leftmost merges first, then the other.
+  EXPECT_EQ(encode(l->tok, "abab"), (std::vector<int>{1, space, ab, ab}));
+  // "cab": only ab merges.
+  EXPECT_EQ(encode(l->tok, "cab"), (std::vector<int>{1, space, c, ab}));
+  (void)a;
+  (void)b;
+  (void)bc;
+}
+
+TEST(Tokenizer, ScoresAtOrBelowMinusOneE10NeverMerge) {
+  auto bytes = make_tokenizer({{" ", 0}, {"a", 0}, {"b", 0}, {"ab", -2e10f}});
+  MemoryStorage s(bytes.data(), bytes.size(), "synthetic");
+  auto l = load(s, 263);
+  ASSERT_TRUE(l->status.ok());
+  EXPECT_EQ(encode(l->tok, "ab"), (std::vector<int>{1, 259, 260, 261}));
+}
+
+TEST(Tokenizer, NoDummyPrefixWhenTheVocabularyHasNoSpace) {
+  auto bytes = make_tokenizer({{"a", 0}});
+  MemoryStorage s(bytes.data(), bytes.size(), "synthetic");
+  auto l = load(s, 260);
+  ASSERT_TRUE(l->status.ok());
+  EXPECT_EQ(encode(l->tok, "a"), (std::vector<int>{1, 259}));
+}
+
+TEST(Tokenizer, TooSmallTokenBufferIsAnError) {
+  auto l = load_file("tok512.bin", 512);
+  std::int32_t ids[4];
+  int n = 0;
+  EXPECT_FALSE(l->tok.encode("hello", 5, true, false, ids, 4, &n).ok());
+}
+
+}  // namespace
+}  // namespace pocketlm
