@@ -85,9 +85,9 @@ Status read_llama2c_spec(Storage& storage, ModelSpec* spec) {
     return Status::error(StatusCode::kBadFormat,
                          "%s: file is %llu bytes, too short for a llama2.c header (at least 28 bytes)",
                          storage.name(), static_cast<unsigned long long>(file_bytes));
-  const std::size_t head = file_bytes < kLlama2cHeaderBytes ? static_cast<std::size_t>(file_bytes)
-                                                            : static_cast<std::size_t>(kLlama2cHeaderBytes);
-  POCKETLM_TRY(storage.read(0, header, head));
+  // Read the 28 bytes every format starts with, and the rest of a 256-byte header only when
+  // the magic says there is one: a v0 file's tensors begin at byte 28 and are read once, later.
+  POCKETLM_TRY(storage.read(0, header, 28));
 
   std::int32_t raw[7];
   const std::uint32_t magic = static_cast<std::uint32_t>(load_i32(header));
@@ -95,6 +95,7 @@ Status read_llama2c_spec(Storage& storage, ModelSpec* spec) {
     if (file_bytes < kLlama2cHeaderBytes)
       return Status::error(StatusCode::kBadFormat, "%s: file is %llu bytes, shorter than its 256-byte header",
                            storage.name(), static_cast<unsigned long long>(file_bytes));
+    POCKETLM_TRY(storage.read(28, header + 28, kLlama2cHeaderBytes - 28));
     const std::int32_t version = load_i32(header + 4);
     if (version != 1 && version != 2)
       return bad(storage, "version", version, "is not supported (expected 1 = fp32 or 2 = q80)");

@@ -1,0 +1,127 @@
+// Session building: the arena is exactly the plan, the budget is checked before any weight
+// byte is read, and every model byte is read exactly once through the Storage interface.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "pocketlm/io/file_storage.h"
+#include "pocketlm/runtime/session.h"
+#include "test_support.h"
+
+namespace pocketlm {
+namespace {
+
+// Wraps a storage and counts how often each byte is read.
+class CountingStorage final : public Storage {
+ public:
+  explicit CountingStorage(Storage& inner) : inner_(inner), reads_(static_cast<std::size_t>(inner.size()), 0) {}
+  const char* name() const override { return inner_.name(); }
+  std::uint64_t size() const override { return inner_.size(); }
+  Status read(std::uint64_t offset, void* dst, std::size_t bytes) override {
+    largest_read_ = bytes > largest_read_ ? bytes : largest_read_;
+    for (std::size_t i = 0; i < bytes && offset + i < reads_.size(); ++i) ++reads_[offset + i];
+    return inner_.read(offset, dst, bytes);
+  }
+  const std::vector<int>& reads() const { return reads_; }
+  std::size_t largest_read() const { return largest_read_; }
+
+ private:
+  Storage& inner_;
+  std::vector<int> reads_;
+  std::size_t largest_read_ = 0;
+};
+
+struct Files {
+  FileStorage model, tokenizer;
+  explicit Files(const char* model_name) {
+    EXPECT_TRUE(model.open(test::model_path(model_name).c_str(), "model").ok());
+    EXPECT_TRUE(tokenizer.open(test::model_path("tok512.bin").c_str(), "tokenizer").ok());
+  }
+};
+
+class SessionTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(SessionTest, ArenaIsExactlyThePlan) {
+  Files f(GetParam());
+  Session s;
+  ASSERT_TRUE(s.open(f.model, f.tokenizer, SessionOptions{}).ok());
+  std::uint64_t sum = 0;
+  for (int i = 0; i < s.plan().size(); ++i) sum += s.plan().region(i).bytes;
+  EXPECT_EQ(sum, s.plan().total());
+  EXPECT_EQ(s.arena_bytes(), s.plan().total());
+}
+
+TEST_P(SessionTest, SeqLenShrinksTheKvCache) {
+  Files f(GetParam());
+  SessionOptions small;
+  small.seq_len = 64;
+  ModelSpec spec;
+  MemoryPlan full_plan, small_plan;
+  ASSERT_TRUE(Session::plan(f.model, &f.tokenizer, SessionOptions{}, &spec, &full_plan).ok());
+  ASSERT_TRUE(Session::plan(f.model, &f.tokenizer, small, &spec, &small_plan).ok());
+  // 5 layers x kv_dim 32 x 2 (K and V) x 4 bytes per token of context.
+  EXPECT_EQ(full_plan.bytes_of("kv cache"), 512u * 5 * 32 * 2 * 4);
+  EXPECT_EQ(small_plan.bytes_of("kv cache"), 64u * 5 * 32 * 2 * 4);
+}
+
+TEST_P(SessionTest, EveryModelByteIsReadOnceInBoundedChunks) {
+  Files f(GetParam());
+  CountingStorage counting(f.model);
+  SessionOptions options;
+  options.io_chunk_bytes = 4096;
+  Session s;
+  ASSERT_TRUE(s.open(counting, f.tokenizer, options).ok());
+  EXPECT_LE(counting.largest_read(), 4096u);
+  // Every header and tensor byte once; only v0's unused freq_cis tables are skipped.
+  const ModelSpec& spec = s.spec();
+  std::vector<int> expected(counting.reads().size(), 0);
+  for (int i = 0; i < spec.tensor_count(); ++i) {
+    const TensorInfo t = spec.tensor(i);
+    if (t.kind == TensorKind::kFreqCisReal || t.kind == TensorKind::kFreqCisImag) continue;
+    for (std::uint64_t b = t.offset; b < t.offset + t.bytes(); ++b) expected[b] = 1;
+  }
+  for (std::uint64_t b = 0; b < spec.header_bytes; ++b) expected[b] = 1;
+  EXPECT_EQ(counting.reads(), expected);
+}
+
+TEST_P(SessionTest, OverBudgetFailsBeforeReadingWeights) {
+  Files f(GetParam());
+  CountingStorage counting(f.model);
+  SessionOptions options;
+  options.budget_bytes = 100000;
+  Session s;
+  const Status st = s.open(counting, f.tokenizer, options);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.code(), StatusCode::kOutOfMemory);
+  EXPECT_FALSE(s.plan().fits());
+  std::uint64_t read_bytes = 0;
+  for (std::size_t b = 256; b < counting.reads().size(); ++b) read_bytes += static_cast<std::uint64_t>(counting.reads()[b]);
+  EXPECT_EQ(read_bytes, 0u);  // nothing past the header
+}
+
+TEST_P(SessionTest, BorrowedBufferOfThePlannedSizeIsEnough) {
+  Files f(GetParam());
+  ModelSpec spec;
+  MemoryPlan plan;
+  ASSERT_TRUE(Session::plan(f.model, &f.tokenizer, SessionOptions{}, &spec, &plan).ok());
+  std::vector<unsigned char> buffer(static_cast<std::size_t>(plan.total()) + 16);
+  SessionOptions options;
+  options.arena_buffer = buffer.data();
+  options.arena_buffer_bytes = buffer.size();
+  Session s;
+  ASSERT_TRUE(s.open(f.model, f.tokenizer, options).ok());
+  EXPECT_EQ(s.arena_bytes(), plan.total());
+  // One byte less than the plan (after alignment) does not fit.
+  SessionOptions tight = options;
+  tight.arena_buffer_bytes = static_cast<std::size_t>(plan.total()) - 1;
+  Session t;
+  EXPECT_FALSE(t.open(f.model, f.tokenizer, tight).ok());
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, SessionTest, ::testing::Values("stories260K.bin", "stories260K_q80.bin"),
+                         [](const auto& info) {
+                           return std::string(info.param).find("q80") == std::string::npos ? "fp32" : "q80";
+                         });
+
+}  // namespace
+}  // namespace pocketlm
