@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# End-to-end speed of `pocketlm run` on the models in models/ (see scripts/get-models),
+# one line per model and kernel backend: decode tok/s as pocketlm reports it, median of
+# REPEATS runs. Usage: bench/run-bench.sh [BUILD_DIR]   (env: STEPS=256 REPEATS=5)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+steps=${STEPS:-256}
+repeats=${REPEATS:-5}
+bin=$build/pocketlm
+[ -x "$bin" ] || { echo "run-bench: build first (make build)" >&2; exit 1; }
+
+median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+
+printf '%-22s %-10s %12s %12s\n' model kernels "decode tok/s" "prefill tok/s"
+for model in models/stories260K.bin models/stories260K_q80.bin; do
+  [ -f "$model" ] || continue
+  for kernels in reference; do
+    decode=(); prefill=()
+    for _ in $(seq "$repeats"); do
+      line=$("$bin" run "$model" -z models/tok512.bin -t 0 -n "$steps" -i "Once upon a time" --kernels "$kernels" 2>&1 >/dev/null | grep '^pocketlm: prompt')
+      decode+=("$(sed -E 's/.*decode ([0-9.]+) tok\/s.*/\1/' <<<"$line")")
+      prefill+=("$(sed -E 's/.*prefill ([0-9.]+) tok\/s.*/\1/' <<<"$line")")
+    done
+    printf '%-22s %-10s %12s %12s\n' "$(basename "$model")" "$kernels" \
+      "$(printf '%s\n' "${decode[@]}" | median)" "$(printf '%s\n' "${prefill[@]}" | median)"
+  done
+done
