@@ -130,14 +130,51 @@ void put_f32(std::vector<unsigned char>& out, float v) {
 
 }  // namespace pocketlm::test
 
+#include <gtest/gtest.h>
+
 #include "golden_models.h"
 
 namespace pocketlm::test {
+
+namespace {
+
+// shared/spec/synthetic-models.md: stories15M seed 42 and its q80 (GS 32) conversion.
+constexpr const char* kSynth15MSha256 = "d7f05202828112a43c35df3552230fb692b6189e24dac382b66415b4bd6129c9";
+constexpr const char* kSynth15MQ80Sha256 = "63048bb446e5bdf5b960b32bc11015e147cd2e30cf3b28f15faf74f7e4d606db";
+
+// Makes `path` hold the bytes with `sha256`, running pocketlm `args` when it does not. Two test
+// processes may do this at once: each writes a temporary file renamed atomically into place,
+// and both write the same bytes, so a reader sees one complete file or the other.
+bool ensure_generated(const std::string& path, const char* sha256, const std::vector<std::string>& args) {
+  if (file_exists(path) && sha256_of(path) == sha256) return true;
+  const CommandResult r = run_pocketlm(args);
+  if (r.exit_code != 0) {
+    ADD_FAILURE() << "generating " << path << " failed (exit " << r.exit_code << "): " << r.err;
+    return false;
+  }
+  const std::string got = sha256_of(path);
+  if (got != sha256) ADD_FAILURE() << path << " has sha256 " << got << ", expected " << sha256;
+  return got == sha256;
+}
+
+// The synth15M golden models, generated on first use into the build tree's cache.
+std::string synth15m_path(const std::string& name) {
+  const std::string dir = POCKETLM_TEST_MODELS_DIR;
+  ::mkdir(dir.c_str(), 0755);
+  const std::string v0 = dir + "/synth15M.bin", q80 = dir + "/synth15M_q80.bin";
+  if (!ensure_generated(v0, kSynth15MSha256, {"synth", "stories15M", "--seed", "42", "-o", v0})) return "";
+  if (name == "synth15M.bin") return v0;
+  if (!ensure_generated(q80, kSynth15MQ80Sha256, {"convert", v0, "--to", "q80", "-o", q80})) return "";
+  return q80;
+}
+
+}  // namespace
 
 std::string golden_model_path(const std::string& name) {
   std::string path;
   if (name == "stories260K.bin") path = model_path("stories260K.bin");
   if (name == "s260K_q80_gs4.bin") path = model_path("stories260K_q80.bin");
+  if (name == "synth15M.bin" || name == "synth15M_q80.bin") return synth15m_path(name);
   return !path.empty() && file_exists(path) ? path : "";
 }
 

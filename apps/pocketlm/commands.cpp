@@ -14,9 +14,13 @@ int run_cli(int argc, char** argv) {
   RunOptions run;
   PlanOptions plan;
   InspectOptions inspect;
+  SynthOptions synth;
+  ConvertOptions convert;
   add_run_command(app, run);
   add_plan_command(app, plan);
   add_inspect_command(app, inspect);
+  add_synth_command(app, synth);
+  add_convert_command(app, convert);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -32,6 +36,8 @@ int run_cli(int argc, char** argv) {
   if (app.got_subcommand("run")) return run_run(run);
   if (app.got_subcommand("plan")) return run_plan(plan);
   if (app.got_subcommand("inspect")) return run_inspect(inspect);
+  if (app.got_subcommand("synth")) return run_synth(synth);
+  if (app.got_subcommand("convert")) return run_convert(convert);
   return fail("no command given (see pocketlm --help)");
 }
 

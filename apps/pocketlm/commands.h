@@ -44,6 +44,23 @@ struct InspectOptions {
 void add_inspect_command(CLI::App& app, InspectOptions& options);
 int run_inspect(const InspectOptions& options);
 
+struct SynthOptions {
+  std::string shape;  // stories260K, stories15M, stories42M or stories110M
+  std::string seed;
+  std::string output;
+};
+void add_synth_command(CLI::App& app, SynthOptions& options);
+int run_synth(const SynthOptions& options);
+
+struct ConvertOptions {
+  std::string input;
+  std::string to;          // only "q80"
+  std::string group_size;  // empty: chosen from dim and hidden_dim
+  std::string output;
+};
+void add_convert_command(CLI::App& app, ConvertOptions& options);
+int run_convert(const ConvertOptions& options);
+
 // Parses argv and runs the chosen command; returns the process exit code.
 int run_cli(int argc, char** argv);
 

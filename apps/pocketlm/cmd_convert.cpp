@@ -1,0 +1,170 @@
+// `pocketlm convert IN --to q80`: an fp32 llama2.c checkpoint (v0 or v1) to v2 q80, byte for
+// byte what llama2.c's export.py writes (shared/spec/synthetic-models.md, llama2c-compat.md),
+// except that the group size also divides hidden_dim and all-zero groups get scale 0.
+// Streams: one chunk of one tensor is in memory at a time, plus that tensor's scales, which
+// the format stores after all of its int8 values.
+#include <CLI/CLI.hpp>
+#include <bit>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "cli_common.h"
+#include "commands.h"
+#include "output_file.h"
+#include "progress_bar.h"
+#include "pocketlm/format/llama2c_reader.h"
+#include "pocketlm/io/file_storage.h"
+#include "pocketlm/quant/q80.h"
+
+namespace pocketlm::cli {
+
+static_assert(std::endian::native == std::endian::little, "checkpoints are little-endian");
+
+void add_convert_command(CLI::App& app, ConvertOptions& o) {
+  CLI::App* cmd = app.add_subcommand("convert", "convert an fp32 llama2.c checkpoint (v0/v1) to v2 q80");
+  cmd->add_option("input", o.input, "fp32 checkpoint (.bin)")->required();
+  cmd->add_option("--to", o.to, "target format: q80")->required();
+  cmd->add_option("--group-size", o.group_size,
+                  "q80 group size; must divide dim and hidden_dim (default: 64, halved until it does)");
+  cmd->add_option("-o", o.output, "output file")->required();
+}
+
+namespace {
+
+using K = TensorKind;
+constexpr std::size_t kChunkValues = 64 * 1024;  // floats read per call: 256 KiB
+
+// The group size: --group-size if given, else export.py's rule extended to hidden_dim.
+Status choose_group_size(const ConvertOptions& o, const ModelConfig& c, std::int32_t* gs) {
+  if (o.group_size.empty()) {
+    std::int32_t g = 64;
+    while (g > 1 && (c.dim % g != 0 || c.hidden_dim % g != 0)) g /= 2;
+    *gs = g;
+    return Status();
+  }
+  long long g = 0;
+  POCKETLM_TRY(parse_int("--group-size", o.group_size, 1, INT32_MAX, &g));
+  if (c.dim % g != 0 || c.hidden_dim % g != 0)
+    return Status::error(StatusCode::kInvalidArgument, "--group-size: %lld does not divide both dim = %d and hidden_dim = %d",
+                         g, c.dim, c.hidden_dim);
+  *gs = static_cast<std::int32_t>(g);
+  return Status();
+}
+
+Status write_header(const ModelSpec& spec, std::int32_t gs, OutputFile& out) {
+  unsigned char h[kLlama2cHeaderBytes] = {};
+  const ModelConfig& c = spec.config;
+  const std::uint32_t magic = kLlama2cMagic;
+  const std::int32_t fields[8] = {2, c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads, c.vocab_size, c.seq_len};
+  std::memcpy(h, &magic, 4);
+  std::memcpy(h + 4, fields, 8 * 4);  // version, then the config (vocab_size positive)
+  h[36] = spec.shared_classifier ? 1 : 0;
+  std::memcpy(h + 37, &gs, 4);  // unaligned, as export.py packs it
+  return out.write(h, sizeof h);
+}
+
+class Converter {
+ public:
+  Converter(FileStorage& in, OutputFile& out, std::int32_t gs, ProgressBar& bar)
+      : in_(in), out_(out), gs_(static_cast<std::uint64_t>(gs)), bar_(bar) {
+    // A chunk holds whole groups (at least one).
+    const std::uint64_t groups = kChunkValues / gs_ ? kChunkValues / gs_ : 1;
+    values_.resize(static_cast<std::size_t>(groups * gs_));
+    q_.resize(values_.size());
+  }
+
+  // An fp32 vector, copied as is.
+  Status copy(const TensorInfo& t) {
+    for (std::uint64_t done = 0; done < t.numel();) {
+      const std::size_t n = next_chunk(t.numel() - done);
+      POCKETLM_TRY(read(t.offset + done * 4, n));
+      POCKETLM_TRY(out_.write(values_.data(), n * sizeof(float)));
+      done += n;
+    }
+    return Status();
+  }
+
+  // A matrix: its int8 values chunk by chunk, then all of its scales.
+  Status quantize(const TensorInfo& t) {
+    scales_.resize(static_cast<std::size_t>(t.numel() / gs_));
+    for (std::uint64_t done = 0; done < t.numel();) {
+      const std::size_t n = next_chunk(t.numel() - done);  // a multiple of gs_: gs_ divides numel
+      POCKETLM_TRY(read(t.offset + done * 4, n));
+      quantize_q80_weights(values_.data(), n, static_cast<int>(gs_), q_.data(), scales_.data() + done / gs_);
+      POCKETLM_TRY(out_.write(q_.data(), n));
+      done += n;
+    }
+    return out_.write(scales_.data(), scales_.size() * sizeof(float));
+  }
+
+ private:
+  std::size_t next_chunk(std::uint64_t left) const {
+    return left < values_.size() ? static_cast<std::size_t>(left) : values_.size();
+  }
+  Status read(std::uint64_t offset, std::size_t n) {
+    POCKETLM_TRY(in_.read(offset, values_.data(), n * sizeof(float)));
+    bar_.advance(n * sizeof(float));
+    return Status();
+  }
+
+  FileStorage& in_;
+  OutputFile& out_;
+  std::uint64_t gs_;
+  ProgressBar& bar_;
+  std::vector<float> values_;
+  std::vector<std::int8_t> q_;
+  std::vector<float> scales_;
+};
+
+Status convert(const ConvertOptions& o, std::int32_t* gs_used) {
+  if (o.to != "q80")
+    return Status::error(StatusCode::kInvalidArgument, "--to: '%s' is not a supported target (expected q80)",
+                         o.to.c_str());
+  FileStorage in;
+  POCKETLM_TRY(in.open(o.input.c_str(), "model"));
+  ModelSpec spec;
+  POCKETLM_TRY(read_llama2c_spec(in, &spec));
+  if (spec.format == ModelFormat::kLlama2cV2)
+    return Status::error(StatusCode::kInvalidArgument, "%s: format is %s, not fp32 (convert reads v0 or v1)",
+                         in.name(), format_name(spec.format));
+  std::int32_t gs = 0;
+  POCKETLM_TRY(choose_group_size(o, spec.config, &gs));
+
+  OutputFile out;
+  POCKETLM_TRY(out.open(o.output, "-o"));
+  POCKETLM_TRY(write_header(spec, gs, out));
+  // v2 order: the fp32 norms, then the matrices to quantize (a v0 file's freq_cis is dropped).
+  std::vector<TensorInfo> norms, matrices;
+  const int layers = spec.config.n_layers;
+  for (K kind : {K::kRmsAtt, K::kRmsFfn})
+    for (int l = 0; l < layers; ++l) norms.push_back(spec.tensor(kind, l));
+  norms.push_back(spec.tensor(K::kRmsFinal, -1));
+  matrices.push_back(spec.tensor(K::kTokenEmbedding, -1));
+  for (K kind : {K::kWq, K::kWk, K::kWv, K::kWo, K::kW1, K::kW2, K::kW3})
+    for (int l = 0; l < layers; ++l) matrices.push_back(spec.tensor(kind, l));
+  if (!spec.shared_classifier) matrices.push_back(spec.tensor(K::kWcls, -1));
+  std::uint64_t total = 0;
+  for (const auto* list : {&norms, &matrices})
+    for (const TensorInfo& t : *list) total += t.data_bytes;
+
+  ProgressBar bar("convert", total);
+  Converter conv(in, out, gs, bar);
+  for (const TensorInfo& t : norms) POCKETLM_TRY(conv.copy(t));
+  for (const TensorInfo& t : matrices) POCKETLM_TRY(conv.quantize(t));
+  POCKETLM_TRY(out.commit());
+  *gs_used = gs;
+  return Status();
+}
+
+}  // namespace
+
+int run_convert(const ConvertOptions& o) {
+  std::int32_t gs = 0;
+  const Status st = convert(o, &gs);
+  if (!st.ok()) return fail(st);
+  std::printf("wrote %s: %s, group size %d\n", o.output.c_str(), format_name(ModelFormat::kLlama2cV2), gs);
+  return kExitOk;
+}
+
+}  // namespace pocketlm::cli

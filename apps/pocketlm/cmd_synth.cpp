@@ -1,0 +1,123 @@
+// `pocketlm synth`: a deterministic llama2.c v0 checkpoint with random weights, so that
+// memory budgets, streaming and speed can be measured at real model shapes without
+// downloading real weights. The bytes are fixed by shared/spec/synthetic-models.md; the file
+// is generated a chunk at a time, never held whole in memory.
+#include <CLI/CLI.hpp>
+#include <bit>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "cli_common.h"
+#include "commands.h"
+#include "output_file.h"
+#include "progress_bar.h"
+#include "splitmix64.h"
+#include "pocketlm/format/model_spec.h"
+
+namespace pocketlm::cli {
+
+static_assert(std::endian::native == std::endian::little, "checkpoints are little-endian");
+
+void add_synth_command(CLI::App& app, SynthOptions& o) {
+  CLI::App* cmd = app.add_subcommand("synth", "write a deterministic random-weight llama2.c v0 checkpoint");
+  cmd->add_option("shape", o.shape, "stories260K, stories15M, stories42M or stories110M")->required();
+  cmd->add_option("--seed", o.seed, "generator seed (an integer)")->required();
+  cmd->add_option("-o", o.output, "output file")->required();
+}
+
+namespace {
+
+struct Shape {
+  const char* name;
+  ModelConfig config;  // dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab_size, seq_len
+};
+
+constexpr Shape kShapes[] = {
+    {"stories260K", {64, 172, 5, 8, 4, 512, 512}},
+    {"stories15M", {288, 768, 6, 6, 6, 32000, 256}},
+    {"stories42M", {512, 1376, 8, 8, 8, 32000, 1024}},
+    {"stories110M", {768, 2048, 12, 12, 12, 32000, 1024}},
+};
+
+using K = TensorKind;
+// v0 file order; the classifier is shared, so there is no wcls.
+constexpr K kV0Order[] = {K::kTokenEmbedding, K::kRmsAtt, K::kWq, K::kWk, K::kWv, K::kWo, K::kRmsFfn,
+                          K::kW1, K::kW2, K::kW3, K::kRmsFinal, K::kFreqCisReal, K::kFreqCisImag};
+
+std::uint64_t value_count(const ModelSpec& spec, K kind) {
+  std::uint64_t rows = 0, cols = 0;
+  spec.shape(kind, &rows, &cols);
+  return rows * cols * (is_per_layer(kind) ? static_cast<std::uint64_t>(spec.config.n_layers) : 1);
+}
+
+// Writes every value of `kind` (all layers) in row-major order, `buffer` at a time.
+Status write_tensor(const ModelSpec& spec, K kind, SplitMix64& rng, std::vector<float>& buffer, OutputFile& out,
+                    ProgressBar& bar) {
+  std::uint64_t rows = 0, fan_in = 0;
+  spec.shape(kind, &rows, &fan_in);
+  const bool zeros = kind == K::kFreqCisReal || kind == K::kFreqCisImag;  // unused: RoPE is computed
+  const bool norm = kind == K::kRmsAtt || kind == K::kRmsFfn || kind == K::kRmsFinal;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(fan_in));
+  for (std::uint64_t left = value_count(spec, kind); left > 0;) {
+    const std::size_t n = left < buffer.size() ? static_cast<std::size_t>(left) : buffer.size();
+    for (std::size_t i = 0; i < n; ++i) {
+      if (zeros) {
+        buffer[i] = 0.0f;
+      } else {
+        const float f = rng.next_signed_unit();
+        buffer[i] = norm ? 1.0f + f * 0.125f : f * scale;  // f * 0.125f is exact: no FMA can differ
+      }
+    }
+    POCKETLM_TRY(out.write(buffer.data(), n * sizeof(float)));
+    bar.advance(n * sizeof(float));
+    left -= n;
+  }
+  return Status();
+}
+
+// Writes the checkpoint; *total_bytes gets its size. The bar ends its line on return.
+Status write_synth(const Shape& shape, std::uint64_t seed, const std::string& path, std::uint64_t* total_bytes) {
+  ModelSpec spec;
+  spec.config = shape.config;
+  std::uint64_t total = 28;
+  for (K kind : kV0Order) total += value_count(spec, kind) * sizeof(float);
+
+  OutputFile out;
+  POCKETLM_TRY(out.open(path, "-o"));
+  const ModelConfig& c = shape.config;
+  const std::int32_t header[7] = {c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads, c.vocab_size, c.seq_len};
+  POCKETLM_TRY(out.write(header, sizeof header));
+  ProgressBar bar(shape.name, total);
+  bar.advance(sizeof header);
+  SplitMix64 rng(seed);
+  std::vector<float> buffer(64 * 1024);  // 256 KiB per write
+  for (K kind : kV0Order) POCKETLM_TRY(write_tensor(spec, kind, rng, buffer, out, bar));
+  POCKETLM_TRY(out.commit());
+  *total_bytes = total;
+  return Status();
+}
+
+}  // namespace
+
+int run_synth(const SynthOptions& o) {
+  const Shape* shape = nullptr;
+  for (const Shape& s : kShapes)
+    if (o.shape == s.name) shape = &s;
+  if (!shape)
+    return fail("SHAPE: unknown shape '" + o.shape +
+                "' (expected stories260K, stories15M, stories42M or stories110M)");
+  std::uint64_t seed = 0;
+  bool unused = false;
+  Status st = parse_seed("--seed", o.seed, &seed, &unused);  // negative seeds wrap mod 2^64
+  if (!st.ok()) return fail(st);
+  std::uint64_t total = 0;
+  st = write_synth(*shape, seed, o.output, &total);
+  if (!st.ok()) return fail(st);
+  std::printf("wrote %s: %s seed %s, %s, %llu bytes\n", o.output.c_str(), shape->name, o.seed.c_str(),
+              format_name(ModelFormat::kLlama2cV0), static_cast<unsigned long long>(total));
+  return kExitOk;
+}
+
+}  // namespace pocketlm::cli
