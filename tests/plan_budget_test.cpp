@@ -1,0 +1,57 @@
+// The byte budget: a stories15M-shaped q80 model fits the PSP's 24 MiB heap at seq_len 256,
+// the plan's regions add up to the arena, and over budget is refused before loading.
+#include <gtest/gtest.h>
+
+#include "golden_models.h"
+#include "pocketlm/io/file_storage.h"
+#include "pocketlm/runtime/session.h"
+#include "test_support.h"
+
+namespace pocketlm {
+namespace {
+
+constexpr std::uint64_t kPspHeap = 25165824;  // 24 MiB
+
+TEST(PlanBudget, Synth15MQ80FitsTwentyFourMiBAtSeqLen256) {
+  const std::string model_file = test::golden_model_path("synth15M_q80.bin");
+  ASSERT_FALSE(model_file.empty());
+  FileStorage model, tokenizer;
+  ASSERT_TRUE(model.open(model_file.c_str(), "model").ok());
+  ASSERT_TRUE(tokenizer.open(test::model_path("tokenizer.bin").c_str(), "tokenizer").ok());
+  SessionOptions options;
+  options.seq_len = 256;
+  options.budget_bytes = kPspHeap;
+  Session session;
+  const Status st = session.open(model, tokenizer, options);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_TRUE(session.plan().fits());
+  EXPECT_LE(session.plan().total(), kPspHeap);
+  std::uint64_t sum = 0;
+  for (int i = 0; i < session.plan().size(); ++i) sum += session.plan().region(i).bytes;
+  EXPECT_EQ(sum, session.plan().total());
+  EXPECT_EQ(session.arena_bytes(), session.plan().total());
+  // The embedding stays int8: 32000 x 288 bytes plus one fp32 scale per 32 values.
+  EXPECT_EQ(session.plan().bytes_of("embedding"), 32000u * 288 + 32000u * 288 / 32 * 4);
+}
+
+TEST(PlanBudget, PlanCommandExitsOneOverBudget) {
+  const std::string model = test::model_path("stories260K.bin");
+  const auto fits = test::run_pocketlm({"plan", model, "-z", test::model_path("tok512.bin"), "--heap", "24MiB"});
+  EXPECT_EQ(fits.exit_code, 0) << fits.err;
+  EXPECT_NE(fits.out.find("total (arena)"), std::string::npos);
+  const auto over = test::run_pocketlm({"plan", model, "--heap", "1M"});
+  EXPECT_EQ(over.exit_code, 1);
+  EXPECT_NE(over.out.find("OVER BUDGET"), std::string::npos);
+}
+
+TEST(PlanBudget, RunOverBudgetPrintsThePlanAndExitsOne) {
+  const auto r = test::run_pocketlm({"run", test::model_path("stories260K.bin"), "-z",
+                                     test::model_path("tok512.bin"), "--heap", "1MiB", "-n", "8"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out, "");  // no text: nothing was generated
+  EXPECT_NE(r.err.find("kv cache"), std::string::npos);
+  EXPECT_NE(r.err.find("budget is 1048576 bytes"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace pocketlm
