@@ -13,12 +13,16 @@ bin=$build/pocketlm
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
 printf '%-22s %-10s %12s %12s\n' model kernels "decode tok/s" "prefill tok/s"
-for model in models/stories260K.bin models/stories260K_q80.bin; do
-  [ -f "$model" ] || continue
+# model:tokenizer pairs; synth15M* come from bench/peak-rss.sh (pocketlm synth/convert).
+for pair in stories260K.bin:tok512.bin stories260K_q80.bin:tok512.bin synth15M.bin:tokenizer.bin \
+            synth15M_q80.bin:tokenizer.bin; do
+  model=models/${pair%%:*}
+  tokenizer=models/${pair##*:}
+  [ -f "$model" ] && [ -f "$tokenizer" ] || continue
   for kernels in reference; do
     decode=(); prefill=()
     for _ in $(seq "$repeats"); do
-      line=$("$bin" run "$model" -z models/tok512.bin -t 0 -n "$steps" -i "Once upon a time" --kernels "$kernels" 2>&1 >/dev/null | grep '^pocketlm: prompt')
+      line=$("$bin" run "$model" -z "$tokenizer" -t 0 -n "$steps" -i "Once upon a time" --kernels "$kernels" 2>&1 >/dev/null | grep '^pocketlm: prompt')
       decode+=("$(sed -E 's/.*decode ([0-9.]+) tok\/s.*/\1/' <<<"$line")")
       prefill+=("$(sed -E 's/.*prefill ([0-9.]+) tok\/s.*/\1/' <<<"$line")")
     done

@@ -25,7 +25,10 @@ Status parse_float(const char* flag, const std::string& text, float* out) {
   const float v = std::strtof(text.c_str(), &end);
   if (text.empty() || end != text.c_str() + text.size())
     return Status::error(StatusCode::kInvalidArgument, "%s: '%s' is not a number", flag, text.c_str());
-  if (!std::isfinite(v) || errno == ERANGE)
+  if (errno == ERANGE)  // overflows to infinity or underflows below the smallest normal float
+    return Status::error(StatusCode::kInvalidArgument, "%s: '%s' is outside the range of a float", flag,
+                         text.c_str());
+  if (!std::isfinite(v))
     return Status::error(StatusCode::kInvalidArgument, "%s: '%s' is not a finite number", flag, text.c_str());
   *out = v;
   return Status();

@@ -57,6 +57,9 @@ bool on_token(std::int32_t prev, std::int32_t next, void* ctx) {
 struct Sampling {
   SamplerParams params;
   int steps = 256;
+  // Clamp warnings, printed only once every input is known to be good, so that an error
+  // is always the one line on stderr.
+  std::vector<std::string> warnings;
 };
 
 // run.c's flag rules: temperature < 0 becomes 0, top-p outside [0,1] becomes 0.9 (each with
@@ -64,19 +67,23 @@ struct Sampling {
 Status parse_sampling(const RunOptions& o, Sampling* out) {
   POCKETLM_TRY(parse_float("-t", o.temperature, &out->params.temperature));
   if (out->params.temperature < 0.0f) {
-    warn("-t: temperature " + o.temperature + " is negative; using 0 (greedy), as llama2.c does");
+    out->warnings.push_back("-t: temperature " + o.temperature + " is negative; using 0 (greedy), as llama2.c does");
     out->params.temperature = 0.0f;
   }
   POCKETLM_TRY(parse_float("-p", o.topp, &out->params.topp));
   if (out->params.topp < 0.0f || out->params.topp > 1.0f) {
-    warn("-p: top-p " + o.topp + " is outside [0, 1]; using 0.9, as llama2.c does");
+    out->warnings.push_back("-p: top-p " + o.topp + " is outside [0, 1]; using 0.9, as llama2.c does");
     out->params.topp = 0.9f;
   }
   bool from_clock = false;
   POCKETLM_TRY(parse_seed("-s", o.seed, &out->params.seed, &from_clock));
   if (from_clock) out->params.seed = static_cast<unsigned int>(std::time(nullptr));
   long long steps = 0;
-  POCKETLM_TRY(parse_int("-n", o.steps, 0, INT32_MAX, &steps));
+  if (o.steps.empty()) {
+    steps = 256;  // run.c's default, clamped to seq_len without a warning
+  } else {
+    POCKETLM_TRY(parse_int("-n", o.steps, 0, INT32_MAX, &steps));
+  }
   out->steps = static_cast<int>(steps);
   return Status();
 }
@@ -116,14 +123,17 @@ int run_run(const RunOptions& o) {
   Session session;
   st = session.open(model, tokenizer, options);
   if (!st.ok()) {
-    if (st.code() == StatusCode::kOutOfMemory && session.plan().size() > 0) print_plan(session.plan(), stderr);
+    // Over --heap: show where the bytes go before the one-line error.
+    if (st.code() == StatusCode::kOutOfMemory && session.plan().size() > 0 && !session.plan().fits())
+      print_plan(session.plan(), stderr);
     return fail(st);
   }
 
   int steps = sampling.steps;
-  if (steps > session.seq_len())
-    warn("-n: " + std::to_string(steps) + " steps exceed seq_len " + std::to_string(session.seq_len()) +
-         "; using " + std::to_string(session.seq_len()) + ", as llama2.c does");
+  if (steps > session.seq_len() && !o.steps.empty())
+    sampling.warnings.push_back("-n: " + std::to_string(steps) + " steps exceed seq_len " +
+                                std::to_string(session.seq_len()) + "; using " + std::to_string(session.seq_len()) +
+                                ", as llama2.c does");
   if (steps == 0 || steps > session.seq_len()) steps = session.seq_len();
 
   const std::string& text = o.prompt;
@@ -137,6 +147,7 @@ int run_run(const RunOptions& o) {
     st = log_file.open(o.token_log, "--token-log");
     if (!st.ok()) return fail(st);
   }
+  for (const std::string& w : sampling.warnings) warn(w);
   std::vector<std::int32_t> log;
   log.reserve(static_cast<std::size_t>(steps) + 1);
   Utf8Stream out(write_stdout, nullptr);

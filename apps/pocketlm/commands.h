@@ -16,7 +16,7 @@ struct RunOptions {
   std::string temperature = "1.0";
   std::string topp = "0.9";
   std::string seed = "0";  // 0: seed from the clock, as run.c
-  std::string steps = "256";
+  std::string steps;  // empty: 256, as run.c
   std::string prompt;
   bool has_prompt = false;
   std::string mode = "generate";

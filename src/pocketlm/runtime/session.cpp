@@ -76,12 +76,18 @@ Status Session::open(Storage& model, Storage& tokenizer, const SessionOptions& o
                          static_cast<unsigned long long>(need), need_h,
                          static_cast<unsigned long long>(plan_.budget()), budget_h);
   }
-  if (options.arena_buffer)
-    arena_.init_borrowed(options.arena_buffer, options.arena_buffer_bytes);
-  else
-    POCKETLM_TRY(arena_.init_owned(need));
-
   const int seq_len = effective_seq_len(spec, options);
+  if (options.arena_buffer) {
+    arena_.init_borrowed(options.arena_buffer, options.arena_buffer_bytes);
+  } else {
+    const Status st = arena_.init_owned(need);
+    // Within budget yet refused: usually a header seq_len far beyond what the model needs.
+    if (!st.ok())
+      return Status::error(st.code(), "%s: %s; its kv cache alone is %llu bytes at seq_len = %d (--seq-len shrinks it)",
+                           model.name(), st.message(),
+                           static_cast<unsigned long long>(plan_.bytes_of(region::kKvCache)), seq_len);
+  }
+
   std::uint64_t piece_bytes = 0;
   POCKETLM_TRY(Tokenizer::piece_bytes(tokenizer, spec.config.vocab_size, &piece_bytes));
   std::size_t chunk = options.io_chunk_bytes;

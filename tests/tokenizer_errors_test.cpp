@@ -1,0 +1,130 @@
+// Hostile tokenizer files: each is a one-line kBadFormat error naming the file, the field or
+// record and the value — never a crash or a read past the end — and a tokenizer whose record
+// count disagrees with the model's vocab_size is refused by the CLI with exit code 1.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "pocketlm/io/memory_storage.h"
+#include "pocketlm/memory/arena.h"
+#include "pocketlm/text/tokenizer.h"
+#include "test_support.h"
+
+namespace pocketlm {
+namespace {
+
+using test::put_f32;
+using test::put_i32;
+using Bytes = std::vector<unsigned char>;
+
+// A record: score, then the length field (normally the piece's size) and the piece bytes.
+struct Record {
+  std::string piece;
+  std::int32_t length_field;
+};
+Record rec(const std::string& piece) { return {piece, static_cast<std::int32_t>(piece.size())}; }
+
+Bytes tokenizer_bytes(std::int32_t max_token_length, const std::vector<Record>& records) {
+  Bytes out;
+  put_i32(out, max_token_length);
+  float score = 0.0f;
+  for (const Record& r : records) {
+    put_f32(out, score -= 1.0f);
+    put_i32(out, r.length_field);
+    out.insert(out.end(), r.piece.begin(), r.piece.end());
+  }
+  return out;
+}
+
+// Five well-formed records, the longest 4 bytes.
+std::vector<Record> five() { return {rec("<unk>"), rec("<s>"), rec("</s>"), rec("a"), rec("ab")}; }
+
+// Sizes the tables from the file, carves them into an owned arena and loads the file through
+// a 7-byte chunk buffer (so every record straddles chunk boundaries).
+Status load(const Bytes& bytes, std::int32_t vocab_size) {
+  MemoryStorage storage(bytes.data(), bytes.size(), "tok.bin");
+  std::uint64_t piece_bytes = 0;
+  POCKETLM_TRY(Tokenizer::piece_bytes(storage, vocab_size, &piece_bytes));
+  Arena arena;
+  POCKETLM_TRY(arena.init_owned(piece_bytes + 16 * static_cast<std::uint64_t>(vocab_size) + 256));
+  Tokenizer tok;
+  POCKETLM_TRY(tok.carve(vocab_size, piece_bytes, arena));
+  unsigned char chunk[7];
+  return tok.load(storage, chunk, sizeof chunk);
+}
+
+struct BadCase {
+  std::string name;
+  Bytes bytes;
+  std::int32_t vocab_size;
+  std::vector<std::string> needles;  // field/record and value, as they must appear
+};
+
+void PrintTo(const BadCase& c, std::ostream* os) { *os << c.name; }
+
+std::vector<BadCase> bad_cases() {
+  std::vector<Record> negative = five();
+  negative[3].length_field = -1;
+  std::vector<Record> trailing = five();
+  trailing.push_back(rec("b"));
+  Bytes one_extra_byte = tokenizer_bytes(5, five());
+  one_extra_byte.push_back('x');
+  return {
+      // The file is too small even for vocab_size empty records.
+      {"TooFewRecordsForHeaderSizes", tokenizer_bytes(5, {rec("<unk>")}), 5, {"vocab_size = 5", "17 bytes"}},
+      // Big enough for five empty records, but the three long pieces use up the bytes that
+      // would have been records 3 and 4: record 1's piece runs past the end.
+      {"TooFewRecords",
+       tokenizer_bytes(16, {rec("<unk>-long"), rec("<s>-long"), rec("</s>-long")}),
+       5,
+       {"record 1", "piece length 8", "fewer records", "vocab_size = 5"}},
+      {"NegativePieceLength", tokenizer_bytes(5, negative), 5, {"record 3", "piece length -1"}},
+      {"PieceLongerThanMaxTokenLength", tokenizer_bytes(3, five()), 5,
+       {"record 0", "piece length 5", "max_token_length = 3"}},
+      {"MaxTokenLengthZero", tokenizer_bytes(0, five()), 5, {"max_token_length = 0", "must be positive"}},
+      {"MaxTokenLengthNegative", tokenizer_bytes(-7, five()), 5, {"max_token_length = -7", "must be positive"}},
+      {"MoreRecordsThanVocab", tokenizer_bytes(5, trailing), 5, {"9 bytes after record 4", "vocab_size = 5"}},
+      {"OneTrailingByte", one_extra_byte, 5, {"1 bytes after record 4", "vocab_size = 5"}},
+  };
+}
+
+class BadTokenizer : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(BadTokenizer, OneLineErrorNamingFileFieldAndValue) {
+  const BadCase& c = GetParam();
+  const Status st = load(c.bytes, c.vocab_size);
+  ASSERT_FALSE(st.ok());
+  const std::string msg = st.message();
+  EXPECT_EQ(st.code(), StatusCode::kBadFormat) << msg;
+  EXPECT_EQ(msg.rfind("tok.bin: ", 0), 0u) << msg;
+  EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  for (const auto& n : c.needles) EXPECT_NE(msg.find(n), std::string::npos) << "missing '" << n << "' in: " << msg;
+}
+
+INSTANTIATE_TEST_SUITE_P(Tokenizer, BadTokenizer, ::testing::ValuesIn(bad_cases()),
+                         [](const ::testing::TestParamInfo<BadCase>& info) { return info.param.name; });
+
+TEST(GoodTokenizer, FiveRecordsLoad) {
+  const Status st = load(tokenizer_bytes(5, five()), 5);
+  EXPECT_TRUE(st.ok()) << st.message();
+}
+
+// stories260K has vocab_size 512; tokenizer.bin holds the 32000 records of Llama 2.
+TEST(TokenizerCli, VocabMismatchWithModel) {
+  const std::string model = test::model_path("stories260K.bin");
+  const std::string tok = test::model_path("tokenizer.bin");
+  if (!test::file_exists(model) || !test::file_exists(tok)) GTEST_SKIP() << "shared models are not available";
+  const test::CommandResult r = test::run_pocketlm({"run", model, "-z", tok, "-n", "5", "-s", "1"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(r.err.rfind("pocketlm: error: " + tok + ": ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("vocab_size = 512"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("after record 511"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+}  // namespace
+}  // namespace pocketlm
