@@ -151,15 +151,14 @@ INSTANTIATE_TEST_SUITE_P(Llama2c, BadHeader, ::testing::ValuesIn(bad_cases()),
 
 // ---- Valid headers and their layouts --------------------------------------------------------------
 
-void expect_small_config(const ModelConfig& c) {
-  EXPECT_EQ(c.dim, 8);
-  EXPECT_EQ(c.hidden_dim, 12);
-  EXPECT_EQ(c.n_layers, 2);
-  EXPECT_EQ(c.n_heads, 2);
-  EXPECT_EQ(c.n_kv_heads, 1);
-  EXPECT_EQ(c.vocab_size, 10);
-  EXPECT_EQ(c.seq_len, 4);
+// The seven header fields in file order: dim, hidden_dim, n_layers, n_heads, n_kv_heads,
+// vocab_size, seq_len.
+void expect_config(const ModelConfig& c, const std::vector<int>& fields) {
+  EXPECT_EQ((std::vector<int>{c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads, c.vocab_size, c.seq_len}),
+            fields);
 }
+
+void expect_small_config(const ModelConfig& c) { expect_config(c, {8, 12, 2, 2, 1, 10, 4}); }
 
 TEST(ValidHeader, V0SharedClassifier) {
   const Parsed p = parse(v0(kSmall, kV0Shared - 28));
@@ -256,15 +255,7 @@ Parsed parse_file(const std::string& path, Status* open_status) {
   return p;
 }
 
-void expect_stories260k(const ModelConfig& c) {
-  EXPECT_EQ(c.dim, 64);
-  EXPECT_EQ(c.hidden_dim, 172);
-  EXPECT_EQ(c.n_layers, 5);
-  EXPECT_EQ(c.n_heads, 8);
-  EXPECT_EQ(c.n_kv_heads, 4);
-  EXPECT_EQ(c.vocab_size, 512);
-  EXPECT_EQ(c.seq_len, 512);
-}
+void expect_stories260k(const ModelConfig& c) { expect_config(c, {64, 172, 5, 8, 4, 512, 512}); }
 
 TEST(RealModel, Stories260KParses) {
   const std::string path = test::model_path("stories260K.bin");

@@ -1,5 +1,7 @@
 #include "cli_common.h"
 
+#include "pocketlm/base/byte_size.h"
+
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -67,6 +69,14 @@ Status parse_seed(const char* flag, const std::string& text, std::uint64_t* out,
     return Status::error(StatusCode::kInvalidArgument, "%s: %s is above 2^64 - 1", flag, text.c_str());
   *out = v;
   *negative_or_zero = v == 0;
+  return Status();
+}
+
+Status parse_memory_flags(const std::string& seq_len, const std::string& heap, SessionOptions* options) {
+  long long n = 0;
+  POCKETLM_TRY(parse_int("--seq-len", seq_len, 0, INT32_MAX, &n));
+  options->seq_len = static_cast<int>(n);
+  if (!heap.empty()) POCKETLM_TRY(parse_byte_size("--heap", heap.c_str(), &options->budget_bytes));
   return Status();
 }
 

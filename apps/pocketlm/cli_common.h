@@ -8,6 +8,7 @@
 
 #include "pocketlm/base/status.h"
 #include "pocketlm/memory/memory_plan.h"
+#include "pocketlm/runtime/session.h"
 
 namespace pocketlm::cli {
 
@@ -27,6 +28,9 @@ Status parse_float(const char* flag, const std::string& text, float* out);
 Status parse_int(const char* flag, const std::string& text, long long min, long long max, long long* out);
 // A seed: a decimal integer in [-2^63, 2^64 - 1].
 Status parse_seed(const char* flag, const std::string& text, std::uint64_t* out, bool* negative_or_zero);
+
+// Fills options->seq_len and options->budget_bytes from --seq-len and --heap (empty: none).
+Status parse_memory_flags(const std::string& seq_len, const std::string& heap, SessionOptions* options);
 
 // Prints a memory plan table to `out` (stdout or stderr).
 void print_plan(const MemoryPlan& plan, std::FILE* out);

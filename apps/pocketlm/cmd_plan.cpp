@@ -20,14 +20,8 @@ void add_plan_command(CLI::App& app, PlanOptions& o) {
 
 int run_plan(const PlanOptions& o) {
   SessionOptions options;
-  long long seq_len = 0;
-  Status st = parse_int("--seq-len", o.seq_len, 0, INT32_MAX, &seq_len);
+  Status st = parse_memory_flags(o.seq_len, o.heap, &options);
   if (!st.ok()) return fail(st);
-  options.seq_len = static_cast<int>(seq_len);
-  if (!o.heap.empty()) {
-    st = parse_byte_size("--heap", o.heap.c_str(), &options.budget_bytes);
-    if (!st.ok()) return fail(st);
-  }
   FileStorage model, tokenizer;
   st = model.open(o.model.c_str(), "model");
   if (!st.ok()) return fail(st);

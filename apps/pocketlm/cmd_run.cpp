@@ -101,14 +101,8 @@ int run_run(const RunOptions& o) {
   Status st = parse_sampling(o, &sampling);
   if (!st.ok()) return fail(st);
   SessionOptions options;
-  long long seq_len = 0;
-  st = parse_int("--seq-len", o.seq_len, 0, INT32_MAX, &seq_len);
+  st = parse_memory_flags(o.seq_len, o.heap, &options);
   if (!st.ok()) return fail(st);
-  options.seq_len = static_cast<int>(seq_len);
-  if (!o.heap.empty()) {
-    st = parse_byte_size("--heap", o.heap.c_str(), &options.budget_bytes);
-    if (!st.ok()) return fail(st);
-  }
   if (!o.kernels.empty()) {
     options.kernels = find_kernels(o.kernels.c_str());
     if (!options.kernels) return fail("--kernels: backend '" + o.kernels + "' is not available on this machine");
