@@ -19,6 +19,15 @@ int effective_seq_len(const ModelSpec& spec, const SessionOptions& options) {
   return options.seq_len > 0 ? options.seq_len : spec.config.seq_len;
 }
 
+// The tokenizer's piece bytes and the read buffer for parsing it (no larger than the file).
+Status tokenizer_sizes(const Storage& tokenizer, const ModelSpec& spec, const SessionOptions& options,
+                       std::uint64_t* piece_bytes, std::size_t* chunk) {
+  POCKETLM_TRY(Tokenizer::piece_bytes(tokenizer, spec.config.vocab_size, piece_bytes));
+  *chunk = options.io_chunk_bytes;
+  if (tokenizer.size() < *chunk) *chunk = static_cast<std::size_t>(tokenizer.size());
+  return Status();
+}
+
 }  // namespace
 
 Status Session::carve_all(const ModelSpec& spec, int seq_len, std::int32_t vocab, std::uint64_t piece_bytes,
@@ -44,10 +53,7 @@ Status Session::plan(Storage& model, Storage* tokenizer, const SessionOptions& o
   const int seq_len = effective_seq_len(*spec, options);
   std::uint64_t piece_bytes = 0;
   std::size_t chunk = options.io_chunk_bytes;
-  if (tokenizer) {
-    POCKETLM_TRY(Tokenizer::piece_bytes(*tokenizer, spec->config.vocab_size, &piece_bytes));
-    if (tokenizer->size() < chunk) chunk = static_cast<std::size_t>(tokenizer->size());
-  }
+  if (tokenizer) POCKETLM_TRY(tokenizer_sizes(*tokenizer, *spec, options, &piece_bytes, &chunk));
   *plan = MemoryPlan();
   describe_session_regions(*spec, seq_len, chunk, plan);
   Arena measuring;
@@ -89,9 +95,8 @@ Status Session::open(Storage& model, Storage& tokenizer, const SessionOptions& o
   }
 
   std::uint64_t piece_bytes = 0;
-  POCKETLM_TRY(Tokenizer::piece_bytes(tokenizer, spec.config.vocab_size, &piece_bytes));
-  std::size_t chunk = options.io_chunk_bytes;
-  if (tokenizer.size() < chunk) chunk = static_cast<std::size_t>(tokenizer.size());
+  std::size_t chunk = 0;
+  POCKETLM_TRY(tokenizer_sizes(tokenizer, spec, options, &piece_bytes, &chunk));
   unsigned char* buffer = nullptr;
   POCKETLM_TRY(carve_all(spec, seq_len, spec.config.vocab_size, piece_bytes, chunk, arena_, &model_, &tokenizer_,
                          &sampler_, &buffer));
