@@ -5,6 +5,13 @@
 
 namespace pocketlm::test {
 
+// sha256 from shared/spec/synthetic-models.md: stories15M seed 42, its q80 (GS 32)
+// conversion, and stories260K.bin converted at GS 4 (= models/stories260K_q80.bin).
+inline constexpr const char* kSynth15MSha256 = "d7f05202828112a43c35df3552230fb692b6189e24dac382b66415b4bd6129c9";
+inline constexpr const char* kSynth15MQ80Sha256 = "63048bb446e5bdf5b960b32bc11015e147cd2e30cf3b28f15faf74f7e4d606db";
+inline constexpr const char* kStories260KQ80Sha256 =
+    "c8c032d04f8a48b2c8f9b708cc571a895d45fe23521f47f542b897d64ad77c50";
+
 // Path of a golden model ("stories260K.bin", "s260K_q80_gs4.bin", "synth15M.bin",
 // "synth15M_q80.bin"), or "" when it is not available.
 std::string golden_model_path(const std::string& name);

@@ -9,14 +9,11 @@
 
 #include "pocketlm/format/llama2c_reader.h"
 #include "pocketlm/io/file_storage.h"
+#include "golden_models.h"
 #include "test_support.h"
 
 namespace pocketlm::test {
 namespace {
-
-constexpr const char* kSynth15MSha256 = "d7f05202828112a43c35df3552230fb692b6189e24dac382b66415b4bd6129c9";
-constexpr const char* kSynth15MQ80Sha256 = "63048bb446e5bdf5b960b32bc11015e147cd2e30cf3b28f15faf74f7e4d606db";
-constexpr const char* kStories260KQ80Sha256 = "c8c032d04f8a48b2c8f9b708cc571a895d45fe23521f47f542b897d64ad77c50";
 
 std::vector<std::string> list_dir(const std::string& dir) {
   std::vector<std::string> names;

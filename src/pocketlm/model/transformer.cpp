@@ -130,7 +130,6 @@ Status Transformer::load(Storage& storage, std::size_t chunk_bytes) {
       POCKETLM_TRY(read_chunked(storage, t.scales_offset, const_cast<float*>(m->s), t.scales_bytes, chunk_bytes));
     }
   }
-  if (spec_.shared_classifier) wcls_ = token_embedding_;
   return Status();
 }
 
