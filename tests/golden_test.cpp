@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "golden_models.h"
+#include "pocketlm/kernels/kernels.h"
 #include "test_support.h"
 
 namespace pocketlm::test {
@@ -74,13 +75,22 @@ std::string hex_decode(const std::string& hex) {
   return bytes;
 }
 
-class GoldenTest : public ::testing::TestWithParam<std::string> {};
+// Every backend this build has and this CPU runs: each must reproduce the golden tokens.
+std::vector<std::string> available_kernels() {
+  std::vector<std::string> names;
+  for (const char* const* name = kernel_names(); *name; ++name)
+    if (find_kernels(*name)) names.push_back(*name);
+  return names;
+}
+
+class GoldenTest : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
 
 TEST_P(GoldenTest, MatchesReferenceTokensAndText) {
   ASSERT_FALSE(cases().empty()) << "no golden file at " << shared_dir() << "/golden/reference_runs.json";
+  const auto& [name, kernels] = GetParam();
   const json* found = nullptr;
   for (const json& c : cases())
-    if (c["name"] == GetParam()) found = &c;
+    if (c["name"] == name) found = &c;
   ASSERT_NE(found, nullptr);
   const json& c = *found;
 
@@ -90,7 +100,8 @@ TEST_P(GoldenTest, MatchesReferenceTokensAndText) {
   std::vector<std::string> args = {"run", model, "-z", model_path(c["tokenizer"].get<std::string>()),
                                    "-t", number(c["temperature"].get<double>()), "-p",
                                    number(c["topp"].get<double>()), "-s", std::to_string(c["seed"].get<long long>()),
-                                   "-n", std::to_string(c["steps"].get<int>()), "--token-log", log};
+                                   "-n", std::to_string(c["steps"].get<int>()), "--token-log", log,
+                                   "--kernels", kernels};
   if (!c["prompt"].is_null()) {
     args.push_back("-i");
     args.push_back(c["prompt"].get<std::string>());
@@ -123,8 +134,9 @@ TEST_P(GoldenTest, MatchesReferenceTokensAndText) {
   EXPECT_NE(r.err.find("achieved tok/s: "), std::string::npos) << r.err;
 }
 
-INSTANTIATE_TEST_SUITE_P(ReferenceRuns, GoldenTest, ::testing::ValuesIn(case_names()),
-                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+INSTANTIATE_TEST_SUITE_P(ReferenceRuns, GoldenTest,
+                         ::testing::Combine(::testing::ValuesIn(case_names()), ::testing::ValuesIn(available_kernels())),
+                         [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param); });
 
 }  // namespace
 }  // namespace pocketlm::test

@@ -22,7 +22,10 @@ struct Kernels {
   const char* name;
   // Whether results are bit-identical to `reference` (and so to llama2.c).
   bool exact;
-  // out[d] = W[d,n] · x[n], fp32, each row summed in index order.
+  // Row interleave of the fp32 weight matrices this backend reads (kernels/row_interleave.h);
+  // 1 = row-major. Matrices are repacked at load time.
+  int f32_interleave;
+  // out[d] = W[d,n] · x[n], fp32, each row summed in index order; W in f32_interleave layout.
   void (*matmul_f32)(float* out, const float* x, const float* w, int n, int d);
   // out[d] = W · x with int8 groups: per group an int32 dot, then
   // acc += ((float)isum * w_scale) * x_scale, groups in order (runq.c's matmul).

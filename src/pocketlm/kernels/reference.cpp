@@ -3,12 +3,12 @@
 #include <cmath>
 #include <cstring>
 
-#include "pocketlm/kernels/kernels.h"
+#include "pocketlm/kernels/reference.h"
 #include "pocketlm/quant/q80.h"
 
 namespace pocketlm {
 
-namespace {
+namespace reference {
 
 void matmul_f32(float* out, const float* x, const float* w, int n, int d) {
   for (int i = 0; i < d; ++i) {
@@ -107,11 +107,12 @@ void swiglu(float* hb, const float* hb2, int n) {
   }
 }
 
-}  // namespace
+}  // namespace reference
 
 const Kernels& reference_kernels() {
+  using namespace reference;
   static const Kernels kReference = {
-      "reference", true, matmul_f32, matmul_q80, rmsnorm, softmax, rope, attention, swiglu,
+      "reference", true, 1, matmul_f32, matmul_q80, rmsnorm, softmax, rope, attention, swiglu,
       quantize_q80_activations,
   };
   return kReference;

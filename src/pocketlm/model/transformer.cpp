@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "pocketlm/base/checked.h"
+#include "pocketlm/kernels/row_interleave.h"
 #include "pocketlm/quant/q80.h"
 
 namespace pocketlm {
@@ -58,8 +59,9 @@ Matrix* Transformer::slot(const TensorInfo& t) {
   }
 }
 
-Status Transformer::carve(const ModelSpec& spec, int seq_len, Arena& arena) {
+Status Transformer::carve(const ModelSpec& spec, int seq_len, const Kernels& kernels, Arena& arena) {
   spec_ = spec;
+  k_ = &kernels;
   seq_len_ = seq_len;
   const ModelConfig& c = spec.config;
   POCKETLM_TRY(carve_array(arena, region::kLayerTable, static_cast<std::uint64_t>(c.n_layers), &layers_));
@@ -115,7 +117,25 @@ Status Transformer::carve(const ModelSpec& spec, int seq_len, Arena& arena) {
         carve_array(arena, region::kActivations, widest / static_cast<std::uint64_t>(spec.group_size), &as_));
   }
   POCKETLM_TRY(carve_array(arena, region::kLogits, static_cast<std::uint64_t>(c.vocab_size), &logits_));
+  const bool has_f32_matrices = spec.group_size == 0;
+  if (has_f32_matrices && kernels.f32_interleave > 1) {
+    const std::uint64_t widest = dim > hidden ? dim : hidden;
+    POCKETLM_TRY(carve_array(arena, region::kRepack, static_cast<std::uint64_t>(kernels.f32_interleave) * widest,
+                             &repack_));
+  }
   return Status();
+}
+
+Status Transformer::load_f32_matrix(Storage& storage, const TensorInfo& t, float* dst, std::size_t chunk_bytes) {
+  const std::size_t il = t.rows > 1 ? static_cast<std::size_t>(k_->f32_interleave) : 1;
+  const std::size_t n = static_cast<std::size_t>(t.cols), d = static_cast<std::size_t>(t.rows);
+  const std::size_t full = il > 1 ? d / il * il : 0;
+  // Full blocks through the scratch, then the tail rows (or the whole matrix) straight in.
+  for (std::size_t r = 0; r < full; r += il) {
+    POCKETLM_TRY(read_chunked(storage, t.offset + r * n * 4, repack_, il * n * 4, chunk_bytes));
+    interleave_block(dst + r * n, repack_, n, il);
+  }
+  return read_chunked(storage, t.offset + full * n * 4, dst + full * n, (d - full) * n * 4, chunk_bytes);
 }
 
 Status Transformer::load(Storage& storage, std::size_t chunk_bytes) {
@@ -124,7 +144,7 @@ Status Transformer::load(Storage& storage, std::size_t chunk_bytes) {
     Matrix* m = slot(t);
     if (!m) continue;
     if (t.dtype == DType::kF32) {
-      POCKETLM_TRY(read_chunked(storage, t.offset, const_cast<float*>(m->f32), t.data_bytes, chunk_bytes));
+      POCKETLM_TRY(load_f32_matrix(storage, t, const_cast<float*>(m->f32), chunk_bytes));
     } else {
       POCKETLM_TRY(read_chunked(storage, t.offset, const_cast<std::int8_t*>(m->q), t.data_bytes, chunk_bytes));
       POCKETLM_TRY(read_chunked(storage, t.scales_offset, const_cast<float*>(m->s), t.scales_bytes, chunk_bytes));
@@ -155,7 +175,8 @@ float* Transformer::forward(int token, int pos) {
   // Token embedding: one row, dequantized on the fly when the table is int8.
   const std::size_t row = static_cast<std::size_t>(token) * static_cast<std::size_t>(dim);
   if (token_embedding_.dtype == DType::kF32)
-    std::memcpy(x_, token_embedding_.f32 + row, static_cast<std::size_t>(dim) * sizeof(float));
+    copy_interleaved_row(token_embedding_.f32, static_cast<std::size_t>(token), static_cast<std::size_t>(dim),
+                         static_cast<std::size_t>(c.vocab_size), static_cast<std::size_t>(k_->f32_interleave), x_);
   else
     dequantize_q80(token_embedding_.q + row, token_embedding_.s + row / static_cast<std::size_t>(gs), dim, gs, x_);
 

@@ -32,16 +32,18 @@ inline constexpr const char* kKvCache = "kv cache";
 inline constexpr const char* kActivations = "activations";
 inline constexpr const char* kLogits = "logits";
 inline constexpr const char* kLayerTable = "layer table";
+inline constexpr const char* kRepack = "repack scratch";
 }  // namespace region
 
 class Transformer {
  public:
-  // Carves weights, KV cache (for `seq_len` <= the model's) and activations from `arena`.
-  // With a measuring arena nothing is touched; only the sizes are recorded.
-  Status carve(const ModelSpec& spec, int seq_len, Arena& arena);
-  // Reads every tensor from `storage` straight into its arena slot, `chunk_bytes` per read.
+  // Carves weights (in the layout `kernels` reads), KV cache (for `seq_len` <= the model's)
+  // and activations from `arena`. With a measuring arena nothing is touched; only the sizes
+  // are recorded.
+  Status carve(const ModelSpec& spec, int seq_len, const Kernels& kernels, Arena& arena);
+  // Reads every tensor from `storage` into its arena slot, `chunk_bytes` per read; fp32
+  // matrices for an interleaving backend go through the repack scratch, a block at a time.
   Status load(Storage& storage, std::size_t chunk_bytes);
-  void set_kernels(const Kernels& kernels) { k_ = &kernels; }
 
   // Runs one token at position pos (0 <= pos < seq_len) and returns the logits
   // [vocab_size], valid until the next call. Token and pos must be in range (checked by
@@ -61,6 +63,7 @@ class Transformer {
   // The slot a tensor of the file is loaded into; nullptr for tensors the engine does not
   // use (llama2.c v0's freq_cis tables: RoPE is computed).
   Matrix* slot(const TensorInfo& t);
+  Status load_f32_matrix(Storage& storage, const TensorInfo& t, float* dst, std::size_t chunk_bytes);
   // q80: quantizes x[n] into the shared activation buffer (runq.c's quantize()); fp32: no-op.
   void prepare_input(const float* x, int n);
   // out[d] = W[d,n] · x, reading the quantized copy of x for q8_0 weights.
@@ -90,6 +93,7 @@ class Transformer {
   float* value_cache_ = nullptr;  // [n_layers * seq_len * kv_dim]
   std::int8_t* aq_ = nullptr;     // [max(dim, hidden_dim)] quantized activations (q80 only)
   float* as_ = nullptr;           // [max(dim, hidden_dim) / group_size] their scales
+  float* repack_ = nullptr;       // [f32_interleave * max(dim, hidden_dim)] load-time scratch
 };
 
 }  // namespace pocketlm

@@ -19,6 +19,10 @@ int effective_seq_len(const ModelSpec& spec, const SessionOptions& options) {
   return options.seq_len > 0 ? options.seq_len : spec.config.seq_len;
 }
 
+const Kernels& kernels_of(const SessionOptions& options) {
+  return options.kernels ? *options.kernels : default_kernels();
+}
+
 // The tokenizer's piece bytes and the read buffer for parsing it (no larger than the file).
 Status tokenizer_sizes(const Storage& tokenizer, const ModelSpec& spec, const SessionOptions& options,
                        std::uint64_t* piece_bytes, std::size_t* chunk) {
@@ -30,10 +34,11 @@ Status tokenizer_sizes(const Storage& tokenizer, const ModelSpec& spec, const Se
 
 }  // namespace
 
-Status Session::carve_all(const ModelSpec& spec, int seq_len, std::int32_t vocab, std::uint64_t piece_bytes,
+Status Session::carve_all(const ModelSpec& spec, int seq_len, const Kernels& kernels, std::uint64_t piece_bytes,
                           std::size_t chunk_bytes, Arena& arena, Transformer* model, Tokenizer* tokenizer,
                           Sampler* sampler, unsigned char** chunk) {
-  POCKETLM_TRY(model->carve(spec, seq_len, arena));
+  const std::int32_t vocab = spec.config.vocab_size;
+  POCKETLM_TRY(model->carve(spec, seq_len, kernels, arena));
   POCKETLM_TRY(sampler->carve(vocab, arena));
   POCKETLM_TRY(tokenizer->carve(vocab, piece_bytes, arena));
   void* p = nullptr;
@@ -62,7 +67,7 @@ Status Session::plan(Storage& model, Storage* tokenizer, const SessionOptions& o
   Tokenizer tok;
   Sampler sampler;
   unsigned char* buffer = nullptr;
-  POCKETLM_TRY(carve_all(*spec, seq_len, spec->config.vocab_size, piece_bytes, chunk, measuring, &t, &tok,
+  POCKETLM_TRY(carve_all(*spec, seq_len, kernels_of(options), piece_bytes, chunk, measuring, &t, &tok,
                          &sampler, &buffer));
   plan->add(kPaddingRegion, measuring.padding(), "");
   plan->set_budget(options.budget_bytes);
@@ -98,13 +103,12 @@ Status Session::open(Storage& model, Storage& tokenizer, const SessionOptions& o
   std::size_t chunk = 0;
   POCKETLM_TRY(tokenizer_sizes(tokenizer, spec, options, &piece_bytes, &chunk));
   unsigned char* buffer = nullptr;
-  POCKETLM_TRY(carve_all(spec, seq_len, spec.config.vocab_size, piece_bytes, chunk, arena_, &model_, &tokenizer_,
+  kernels_ = &kernels_of(options);
+  POCKETLM_TRY(carve_all(spec, seq_len, *kernels_, piece_bytes, chunk, arena_, &model_, &tokenizer_,
                          &sampler_, &buffer));
   // The tokenizer is small and its errors are common: check it before reading the weights.
   POCKETLM_TRY(tokenizer_.load(tokenizer, buffer, chunk));
   POCKETLM_TRY(model_.load(model, options.io_chunk_bytes));
-  kernels_ = options.kernels ? options.kernels : &default_kernels();
-  model_.set_kernels(*kernels_);
   return Status();
 }
 

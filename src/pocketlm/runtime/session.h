@@ -84,7 +84,7 @@ class Session {
 
  private:
   // The carving sequence shared by planning (measuring arena) and building.
-  static Status carve_all(const ModelSpec& spec, int seq_len, std::int32_t vocab, std::uint64_t piece_bytes,
+  static Status carve_all(const ModelSpec& spec, int seq_len, const Kernels& kernels, std::uint64_t piece_bytes,
                           std::size_t chunk_bytes, Arena& arena, Transformer* model, Tokenizer* tokenizer,
                           Sampler* sampler, unsigned char** chunk);
 

@@ -40,6 +40,7 @@ void describe_session_regions(const ModelSpec& spec, int seq_len, std::size_t io
   std::snprintf(note, sizeof note, "tokenizer read buffer (reads are at most %zu bytes)", io_chunk_bytes);
   plan->add(kIoChunkRegion, 0, note);
   plan->add(region::kLayerTable, 0, "per-layer weight pointers");
+  plan->add(region::kRepack, 0, "load-time buffer: fp32 rows interleaved for SIMD lanes");
   plan->add(kPaddingRegion, 0, "every buffer starts on a 16-byte boundary");
 }
 

@@ -1,0 +1,152 @@
+// The AVX2 backend (x86-64), bit-identical to `reference`:
+// - fp32 matmul: weights interleaved by 8 rows (kernels/row_interleave.h); each of the 8
+//   lanes is one output row and accumulates w*x in index order with a separate multiply and
+//   add (no FMA: a fused multiply-add rounds once and would change the result).
+// - q8_0 matmul: the int32 group sums are exact in any order, so they are computed with
+//   byte and 16-bit multiply-adds; then, 8 rows at a time, each lane does runq.c's
+//   acc += ((float)isum * w_scale) * x_scale, groups in order.
+// Compiled with -mavx2 only; selected when the CPU reports AVX2 (kernels/registry.cpp).
+#include <immintrin.h>
+
+#include "pocketlm/kernels/reference.h"
+#include "pocketlm/quant/q80.h"
+
+namespace pocketlm {
+
+namespace {
+
+constexpr int kLanes = 8;
+
+// 4 blocks of 8 rows at once: four independent add chains hide the add latency.
+void matmul_f32(float* out, const float* x, const float* w, int n, int d) {
+  const int full = d / kLanes * kLanes;
+  const std::size_t block = static_cast<std::size_t>(kLanes) * n;
+  int r = 0;
+  for (; r + 4 * kLanes <= full; r += 4 * kLanes) {
+    const float* w0 = w + static_cast<std::size_t>(r) * n;
+    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
+    for (int j = 0; j < n; ++j) {
+      const __m256 xv = _mm256_broadcast_ss(x + j);
+      const std::size_t o = static_cast<std::size_t>(j) * kLanes;
+      a0 = _mm256_add_ps(a0, _mm256_mul_ps(_mm256_loadu_ps(w0 + o), xv));
+      a1 = _mm256_add_ps(a1, _mm256_mul_ps(_mm256_loadu_ps(w0 + block + o), xv));
+      a2 = _mm256_add_ps(a2, _mm256_mul_ps(_mm256_loadu_ps(w0 + 2 * block + o), xv));
+      a3 = _mm256_add_ps(a3, _mm256_mul_ps(_mm256_loadu_ps(w0 + 3 * block + o), xv));
+    }
+    _mm256_storeu_ps(out + r, a0);
+    _mm256_storeu_ps(out + r + kLanes, a1);
+    _mm256_storeu_ps(out + r + 2 * kLanes, a2);
+    _mm256_storeu_ps(out + r + 3 * kLanes, a3);
+  }
+  for (; r < full; r += kLanes) {
+    const float* w0 = w + static_cast<std::size_t>(r) * n;
+    __m256 a = _mm256_setzero_ps();
+    for (int j = 0; j < n; ++j)
+      a = _mm256_add_ps(a, _mm256_mul_ps(_mm256_loadu_ps(w0 + static_cast<std::size_t>(j) * kLanes),
+                                         _mm256_broadcast_ss(x + j)));
+    _mm256_storeu_ps(out + r, a);
+  }
+  // The d % 8 tail rows are row-major: the reference loop computes them.
+  if (full < d) reference::matmul_f32(out + full, x, w + static_cast<std::size_t>(full) * n, n, d - full);
+}
+
+// Sum of the 8 int32 lanes of each of v[0..7], as one vector (lane k = sum of v[k]).
+inline __m256i sum_lanes_8(const __m256i v[8]) {
+  const __m256i t01 = _mm256_hadd_epi32(v[0], v[1]);
+  const __m256i t23 = _mm256_hadd_epi32(v[2], v[3]);
+  const __m256i t45 = _mm256_hadd_epi32(v[4], v[5]);
+  const __m256i t67 = _mm256_hadd_epi32(v[6], v[7]);
+  const __m256i u0 = _mm256_hadd_epi32(t01, t23);  // per 128-bit half: rows 0..3
+  const __m256i u1 = _mm256_hadd_epi32(t45, t67);  // per 128-bit half: rows 4..7
+  return _mm256_add_epi32(_mm256_permute2x128_si256(u0, u1, 0x20), _mm256_permute2x128_si256(u0, u1, 0x31));
+}
+
+// int32 partial sums (8 lanes) of 32 products w[j] * x[j]. vpmaddubsw multiplies unsigned by
+// signed bytes, so the sign of w moves onto x: |w| * (x * sign(w)). This is exact for every
+// int8 w (|-128| = 128 fits an unsigned byte) as long as x is in [-127, 127], which
+// quantize_q80_activations guarantees; pair sums stay below 2 * 128 * 127 < 2^15.
+inline __m256i dot32(const std::int8_t* w, __m256i x) {
+  const __m256i wv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w));
+  const __m256i pairs = _mm256_maddubs_epi16(_mm256_abs_epi8(wv), _mm256_sign_epi8(x, wv));
+  return _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
+}
+
+// int32 partial sums of 16 products, for group sizes that are multiples of 16 but not 32.
+inline __m256i dot16(const std::int8_t* w, const std::int8_t* x) {
+  const __m256i w16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w)));
+  const __m256i x16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x)));
+  return _mm256_madd_epi16(w16, x16);
+}
+
+// Rows r..r+7: the int32 sum of group g for each row, as one vector.
+template <int kStep>
+inline __m256i group_sums(const std::int8_t* wr, const std::int8_t* xq, int n, int j0, int gs) {
+  __m256i sums[kLanes];
+  for (int k = 0; k < kLanes; ++k) sums[k] = _mm256_setzero_si256();
+  for (int j = j0; j < j0 + gs; j += kStep) {
+    if constexpr (kStep == 32) {
+      const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + j));
+      for (int k = 0; k < kLanes; ++k)
+        sums[k] = _mm256_add_epi32(sums[k], dot32(wr + static_cast<std::size_t>(k) * n + j, x));
+    } else {
+      for (int k = 0; k < kLanes; ++k)
+        sums[k] = _mm256_add_epi32(sums[k], dot16(wr + static_cast<std::size_t>(k) * n + j, xq + j));
+    }
+  }
+  return sum_lanes_8(sums);
+}
+
+template <int kStep>
+void matmul_q80_rows(float* out, const std::int8_t* xq, const float* xs, const std::int8_t* wq, const float* ws,
+                     int n, int full, int gs) {
+  const int groups = n / gs;
+  // Scale of group g of row r + k is ws[(r + k) * groups + g]: gathered with these offsets.
+  const __m256i scale_index =
+      _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(groups));
+  for (int r = 0; r < full; r += kLanes) {
+    const std::int8_t* wr = wq + static_cast<std::size_t>(r) * n;
+    const float* wsr = ws + static_cast<std::size_t>(r) * groups;
+    __m256 acc = _mm256_setzero_ps();
+    for (int g = 0; g < groups; ++g) {
+      const __m256 isum = _mm256_cvtepi32_ps(group_sums<kStep>(wr, xq, n, g * gs, gs));
+      const __m256 wscale = _mm256_i32gather_ps(wsr + g, scale_index, 4);
+      acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_mul_ps(isum, wscale), _mm256_set1_ps(xs[g])));
+    }
+    _mm256_storeu_ps(out + r, acc);
+  }
+}
+
+void matmul_q80(float* out, const std::int8_t* xq, const float* xs, const std::int8_t* wq, const float* ws, int n,
+                int d, int gs) {
+  const int full = gs % 16 == 0 ? d / kLanes * kLanes : 0;  // other group sizes: all scalar
+  if (gs % 32 == 0)
+    matmul_q80_rows<32>(out, xq, xs, wq, ws, n, full, gs);
+  else if (gs % 16 == 0)
+    matmul_q80_rows<16>(out, xq, xs, wq, ws, n, full, gs);
+  if (full < d) {
+    const int groups = n / gs;
+    reference::matmul_q80(out + full, xq, xs, wq + static_cast<std::size_t>(full) * n,
+                          ws + static_cast<std::size_t>(full) * groups, n, d - full, gs);
+  }
+}
+
+}  // namespace
+
+const Kernels& avx2_kernels() {
+  static const Kernels kAvx2 = {
+      "avx2",
+      true,
+      kLanes,
+      matmul_f32,
+      matmul_q80,
+      reference::rmsnorm,
+      reference::softmax,
+      reference::rope,
+      reference::attention,
+      reference::swiglu,
+      quantize_q80_activations,
+  };
+  return kAvx2;
+}
+
+}  // namespace pocketlm

@@ -1,0 +1,20 @@
+// The reference kernels by name, so that other backends can reuse the ones they do not
+// replace (and fall back to them for shapes their SIMD paths do not cover).
+#pragma once
+
+#include <cstdint>
+
+#include "pocketlm/kernels/kernels.h"
+
+namespace pocketlm::reference {
+
+void matmul_f32(float* out, const float* x, const float* w, int n, int d);
+void matmul_q80(float* out, const std::int8_t* xq, const float* xs, const std::int8_t* wq, const float* ws, int n,
+                int d, int group_size);
+void rmsnorm(float* out, const float* x, const float* w, int n);
+void softmax(float* x, int n);
+void rope(float* q, float* k, int dim, int kv_dim, int head_size, int pos);
+void attention(const AttentionArgs& args);
+void swiglu(float* hb, const float* hb2, int n);
+
+}  // namespace pocketlm::reference
