@@ -23,6 +23,7 @@ inline constexpr const char* kIoChunkRegion = "io chunk";
 struct SessionOptions {
   int seq_len = 0;                         // context (tokens); 0 = the model's seq_len
   const Kernels* kernels = nullptr;        // nullptr = default_kernels()
+  int threads = 1;                         // worker threads for matmul rows and attention heads
   std::size_t io_chunk_bytes = 64 * 1024;  // largest single read from storage
   std::uint64_t budget_bytes = 0;          // 0 = no budget
   void* arena_buffer = nullptr;            // firmware: use this instead of allocating
