@@ -48,14 +48,17 @@ bool count_tokens(std::int32_t, std::int32_t, void* ctx) {
   return true;
 }
 
-class AllocCount : public ::testing::TestWithParam<const char*> {};
+class AllocCount : public ::testing::TestWithParam<std::tuple<const char*, int>> {};
 
 TEST_P(AllocCount, GenerateMakesNoHeapAllocations) {
+  const auto& [model_name, threads] = GetParam();
   FileStorage model, tokenizer;
-  ASSERT_TRUE(model.open(test::model_path(GetParam()).c_str(), "model").ok());
+  ASSERT_TRUE(model.open(test::model_path(model_name).c_str(), "model").ok());
   ASSERT_TRUE(tokenizer.open(test::model_path("tok512.bin").c_str(), "tokenizer").ok());
   Session session;
-  ASSERT_TRUE(session.open(model, tokenizer, SessionOptions{}).ok());
+  SessionOptions options;
+  options.threads = threads;  // the pool is created with the session, not per token
+  ASSERT_TRUE(session.open(model, tokenizer, options).ok());
   std::vector<std::int32_t> prompt(64);
   int n = 0;
   ASSERT_TRUE(session.encode("Once upon a time", 16, prompt.data(), prompt.size(), &n).ok());
@@ -81,9 +84,13 @@ TEST_P(AllocCount, GenerateMakesNoHeapAllocations) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, AllocCount, ::testing::Values("stories260K.bin", "stories260K_q80.bin"),
+INSTANTIATE_TEST_SUITE_P(Models, AllocCount,
+                         ::testing::Combine(::testing::Values("stories260K.bin", "stories260K_q80.bin"),
+                                            ::testing::Values(1, 2)),
                          [](const auto& info) {
-                           return std::string(info.param).find("q80") == std::string::npos ? "fp32" : "q80";
+                           const std::string model = std::get<0>(info.param);
+                           return std::string(model.find("q80") == std::string::npos ? "fp32" : "q80") + "_threads" +
+                                  std::to_string(std::get<1>(info.param));
                          });
 
 }  // namespace

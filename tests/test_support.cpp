@@ -69,6 +69,16 @@ CommandResult run_pocketlm(const std::vector<std::string>& args) {
   posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   std::vector<std::string> argv_storage;
+#ifdef POCKETLM_EMULATOR
+  // Cross builds: run the target binary through the emulator (space-separated command).
+  const std::string emulator = POCKETLM_EMULATOR;
+  for (std::size_t i = 0; i < emulator.size();) {
+    std::size_t e = emulator.find(' ', i);
+    if (e == std::string::npos) e = emulator.size();
+    if (e > i) argv_storage.push_back(emulator.substr(i, e - i));
+    i = e + 1;
+  }
+#endif
   argv_storage.push_back(pocketlm_binary());
   argv_storage.insert(argv_storage.end(), args.begin(), args.end());
   std::vector<char*> argv;
@@ -76,7 +86,7 @@ CommandResult run_pocketlm(const std::vector<std::string>& args) {
   argv.push_back(nullptr);
   pid_t pid = 0;
   CommandResult result;
-  if (posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ) != 0) {
+  if (posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ) != 0) {
     posix_spawn_file_actions_destroy(&actions);
     result.err = "posix_spawn failed";
     return result;

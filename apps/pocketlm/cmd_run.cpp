@@ -32,6 +32,7 @@ void add_run_command(CLI::App& app, RunOptions& o) {
   cmd->add_option("--heap", o.heap, "memory budget, e.g. 24M, 24MiB or 25165824; over it: print the plan, exit 1");
   cmd->add_option("--seq-len", o.seq_len, "context length in tokens (<= the model's; shrinks the kv cache)");
   cmd->add_option("--kernels", o.kernels, "kernel backend (default: the fastest exact one)");
+  cmd->add_option("--threads", o.threads, "worker threads for matmul rows and attention heads (default 1)");
 }
 
 namespace {
@@ -103,6 +104,10 @@ int run_run(const RunOptions& o) {
   SessionOptions options;
   st = parse_memory_flags(o.seq_len, o.heap, &options);
   if (!st.ok()) return fail(st);
+  long long threads = 1;
+  st = parse_int("--threads", o.threads, 1, 256, &threads);
+  if (!st.ok()) return fail(st);
+  options.threads = static_cast<int>(threads);
   if (!o.kernels.empty()) {
     options.kernels = find_kernels(o.kernels.c_str());
     if (!options.kernels) return fail("--kernels: backend '" + o.kernels + "' is not available on this machine");
@@ -157,9 +162,9 @@ int run_run(const RunOptions& o) {
     std::fprintf(stderr, "achieved tok/s: %f\n", stats.achieved_tok_per_s);
   std::fprintf(stderr,
                "pocketlm: prompt %d tokens, generated %d tokens, prefill %.1f tok/s, decode %.1f tok/s, "
-               "model memory %llu bytes, kernels %s\n",
+               "model memory %llu bytes, kernels %s, threads %d\n",
                stats.prompt_tokens, stats.decode_passes, stats.prefill_tok_per_s(), stats.decode_tok_per_s(),
-               static_cast<unsigned long long>(session.arena_bytes()), session.kernels().name);
+               static_cast<unsigned long long>(session.arena_bytes()), session.kernels().name, session.threads());
 
   if (log_file.is_open()) {
     std::string body = "prompt:";

@@ -16,11 +16,13 @@ int run_cli(int argc, char** argv) {
   InspectOptions inspect;
   SynthOptions synth;
   ConvertOptions convert;
+  BenchOptions bench;
   add_run_command(app, run);
   add_plan_command(app, plan);
   add_inspect_command(app, inspect);
   add_synth_command(app, synth);
   add_convert_command(app, convert);
+  add_bench_command(app, bench);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -38,6 +40,7 @@ int run_cli(int argc, char** argv) {
   if (app.got_subcommand("inspect")) return run_inspect(inspect);
   if (app.got_subcommand("synth")) return run_synth(synth);
   if (app.got_subcommand("convert")) return run_convert(convert);
+  if (app.got_subcommand("bench")) return run_bench(bench);
   return fail("no command given (see pocketlm --help)");
 }
 

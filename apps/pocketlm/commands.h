@@ -25,6 +25,7 @@ struct RunOptions {
   std::string heap;
   std::string seq_len = "0";
   std::string kernels;
+  std::string threads = "1";
 };
 void add_run_command(CLI::App& app, RunOptions& options);
 int run_run(const RunOptions& options);
@@ -60,6 +61,19 @@ struct ConvertOptions {
 };
 void add_convert_command(CLI::App& app, ConvertOptions& options);
 int run_convert(const ConvertOptions& options);
+
+struct BenchOptions {
+  std::string model;
+  std::string tokenizer = "tokenizer.bin";  // as run
+  std::string kernels;
+  std::string threads = "1";
+  std::string steps = "256";
+  std::string seq_len = "0";
+  std::string repeats = "5";
+  std::string prompt = "Once upon a time";
+};
+void add_bench_command(CLI::App& app, BenchOptions& options);
+int run_bench(const BenchOptions& options);
 
 // Parses argv and runs the chosen command; returns the process exit code.
 int run_cli(int argc, char** argv);

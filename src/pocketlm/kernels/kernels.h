@@ -16,6 +16,9 @@ struct AttentionArgs {
   const float* value_cache;  // this layer's values [seq_len * kv_dim]
   int pos;                   // attend over t = 0..pos
   int n_heads, n_kv_heads, head_size, kv_dim, att_stride;
+  // Heads [head_begin, head_end) only (-1: through n_heads), so threads can split them.
+  int head_begin = 0;
+  int head_end = -1;
 };
 
 struct Kernels {

@@ -76,7 +76,8 @@ void rope(float* q, float* k, int dim, int kv_dim, int head_size, int pos) {
 void attention(const AttentionArgs& a) {
   const int kv_mul = a.n_heads / a.n_kv_heads;
   const float scale = std::sqrt(static_cast<float>(a.head_size));
-  for (int h = 0; h < a.n_heads; ++h) {
+  const int head_end = a.head_end < 0 ? a.n_heads : a.head_end;
+  for (int h = a.head_begin; h < head_end; ++h) {
     const float* q = a.q + h * a.head_size;
     float* att = a.att + static_cast<std::size_t>(h) * a.att_stride;
     const std::size_t kv_off = static_cast<std::size_t>(h / kv_mul) * a.head_size;

@@ -6,13 +6,17 @@
 
 namespace pocketlm {
 
+const Kernels& tiled4_kernels();  // kernels/tiled4.cpp: portable, always compiled and available
 #if defined(POCKETLM_HAVE_AVX2)
 const Kernels& avx2_kernels();  // kernels/avx2.cpp
+#endif
+#if defined(POCKETLM_HAVE_NEON)
+const Kernels& neon_kernels();  // kernels/neon.cpp; AArch64 always has Advanced SIMD
 #endif
 
 namespace {
 
-bool cpu_has_avx2() {
+[[maybe_unused]] bool cpu_has_avx2() {  // unused where no x86 backend is compiled
 #if defined(POCKETLM_HAVE_AVX2)
   return __builtin_cpu_supports("avx2");
 #else
@@ -25,8 +29,12 @@ bool cpu_has_avx2() {
 const char* const* kernel_names() {
   static const char* const kNames[] = {
       "reference",
+      "tiled4",
 #if defined(POCKETLM_HAVE_AVX2)
       "avx2",
+#endif
+#if defined(POCKETLM_HAVE_NEON)
+      "neon",
 #endif
       nullptr};
   return kNames;
@@ -34,8 +42,12 @@ const char* const* kernel_names() {
 
 const Kernels* find_kernels(const char* name) {
   if (std::strcmp(name, "reference") == 0) return &reference_kernels();
+  if (std::strcmp(name, "tiled4") == 0) return &tiled4_kernels();
 #if defined(POCKETLM_HAVE_AVX2)
   if (std::strcmp(name, "avx2") == 0) return cpu_has_avx2() ? &avx2_kernels() : nullptr;
+#endif
+#if defined(POCKETLM_HAVE_NEON)
+  if (std::strcmp(name, "neon") == 0) return &neon_kernels();
 #endif
   return nullptr;
 }
@@ -44,7 +56,13 @@ const Kernels& default_kernels() {
 #if defined(POCKETLM_HAVE_AVX2)
   if (cpu_has_avx2()) return avx2_kernels();
 #endif
-  return reference_kernels();
+#if defined(POCKETLM_HAVE_NEON)
+  return neon_kernels();
+#else
+  // No SIMD backend for this CPU (32-bit MIPS, Xtensa, x86 without AVX2, ...): the portable
+  // tiled loops are exact too and faster than the reference ones.
+  return tiled4_kernels();
+#endif
 }
 
 }  // namespace pocketlm

@@ -4,6 +4,7 @@
 
 #include "pocketlm/base/checked.h"
 #include "pocketlm/kernels/row_interleave.h"
+#include "pocketlm/model/rope_table.h"
 #include "pocketlm/quant/q80.h"
 
 namespace pocketlm {
@@ -117,6 +118,9 @@ Status Transformer::carve(const ModelSpec& spec, int seq_len, const Kernels& ker
         carve_array(arena, region::kActivations, widest / static_cast<std::uint64_t>(spec.group_size), &as_));
   }
   POCKETLM_TRY(carve_array(arena, region::kLogits, static_cast<std::uint64_t>(c.vocab_size), &logits_));
+  const std::uint64_t rope_entries = seq * static_cast<std::uint64_t>(c.head_size() / 2);
+  POCKETLM_TRY(carve_array(arena, region::kRope, rope_entries, &rope_cos_));
+  POCKETLM_TRY(carve_array(arena, region::kRope, rope_entries, &rope_sin_));
   const bool has_f32_matrices = spec.group_size == 0;
   if (has_f32_matrices && kernels.f32_interleave > 1) {
     const std::uint64_t widest = dim > hidden ? dim : hidden;
@@ -139,6 +143,7 @@ Status Transformer::load_f32_matrix(Storage& storage, const TensorInfo& t, float
 }
 
 Status Transformer::load(Storage& storage, std::size_t chunk_bytes) {
+  fill_rope_table(seq_len_, spec_.config.head_size(), rope_cos_, rope_sin_);
   for (int i = 0; i < spec_.tensor_count(); ++i) {
     const TensorInfo t = spec_.tensor(i);
     Matrix* m = slot(t);
@@ -157,11 +162,73 @@ void Transformer::prepare_input(const float* x, int n) {
   if (spec_.group_size > 0) k_->quantize_q80(x, n, spec_.group_size, aq_, as_);
 }
 
+void Transformer::matmul_rows(float* out, const Matrix& w, const float* x, int n, int r0, int r1) const {
+  // r0 is a multiple of the row interleave, so block r0 / il starts at element r0 * n.
+  const std::size_t off = static_cast<std::size_t>(r0) * static_cast<std::size_t>(n);
+  if (w.dtype == DType::kF32) {
+    k_->matmul_f32(out + r0, x, w.f32 + off, n, r1 - r0);
+  } else {
+    const int gs = spec_.group_size;
+    k_->matmul_q80(out + r0, aq_, as_, w.q + off, w.s + off / static_cast<std::size_t>(gs), n, r1 - r0, gs);
+  }
+}
+
+namespace {
+
+// Row blocks per task: a multiple of 32 rows keeps every backend's row blocks whole
+// (interleave 4 or 8, 8 rows per q8_0 step), so each row is computed by the same code
+// whatever the worker count.
+constexpr int kRowAlign = 32;
+
+struct MatmulTask {
+  const Transformer* model;
+  float* out;
+  const Matrix* w;
+  const float* x;
+  int n, d, rows_per_task;
+};
+
+struct AttentionTask {
+  const Kernels* kernels;
+  const AttentionArgs* args;
+  int heads_per_task;
+};
+
+}  // namespace
+
 void Transformer::matmul(float* out, const Matrix& w, const float* x, int n, int d) {
-  if (w.dtype == DType::kF32)
-    k_->matmul_f32(out, x, w.f32, n, d);
-  else
-    k_->matmul_q80(out, aq_, as_, w.q, w.s, n, d, spec_.group_size);
+  const int workers = parallel_ ? parallel_->workers() : 1;
+  if (workers == 1 || d < 2 * kRowAlign) {
+    matmul_rows(out, w, x, n, 0, d);
+    return;
+  }
+  int rows = (d + workers - 1) / workers;
+  rows = (rows + kRowAlign - 1) / kRowAlign * kRowAlign;
+  MatmulTask task{this, out, &w, x, n, d, rows};
+  parallel_->run((d + rows - 1) / rows, [](void* ctx, int i) {
+    const auto* t = static_cast<const MatmulTask*>(ctx);
+    const int r0 = i * t->rows_per_task;
+    const int r1 = r0 + t->rows_per_task < t->d ? r0 + t->rows_per_task : t->d;
+    t->model->matmul_rows(t->out, *t->w, t->x, t->n, r0, r1);
+  }, &task);
+}
+
+void Transformer::attention(const AttentionArgs& args) {
+  const int workers = parallel_ ? parallel_->workers() : 1;
+  if (workers == 1 || args.n_heads == 1) {
+    k_->attention(args);
+    return;
+  }
+  const int per_task = (args.n_heads + workers - 1) / workers;
+  AttentionTask task{k_, &args, per_task};
+  parallel_->run((args.n_heads + per_task - 1) / per_task, [](void* ctx, int i) {
+    const auto* t = static_cast<const AttentionTask*>(ctx);
+    AttentionArgs part = *t->args;
+    part.head_begin = i * t->heads_per_task;
+    part.head_end = part.head_begin + t->heads_per_task < part.n_heads ? part.head_begin + t->heads_per_task
+                                                                         : part.n_heads;
+    t->kernels->attention(part);
+  }, &task);
 }
 
 float* Transformer::forward(int token, int pos) {
@@ -191,10 +258,11 @@ float* Transformer::forward(int token, int pos) {
     matmul(q_, L.wq, xb_, dim, dim);
     matmul(k, L.wk, xb_, dim, kv_dim);
     matmul(v, L.wv, xb_, dim, kv_dim);
-    k_->rope(q_, k, dim, kv_dim, head_size, pos);
+    const std::size_t rope_row = static_cast<std::size_t>(pos) * static_cast<std::size_t>(head_size / 2);
+    apply_rope(q_, k, dim, kv_dim, head_size, rope_cos_ + rope_row, rope_sin_ + rope_row);
     const AttentionArgs args{xb_, att_, q_, key_cache_ + loff, value_cache_ + loff, pos,
                              c.n_heads, c.n_kv_heads, head_size, kv_dim, seq_len_};
-    k_->attention(args);
+    attention(args);
     prepare_input(xb_, dim);
     matmul(xb2_, L.wo, xb_, dim, dim);
     for (int i = 0; i < dim; ++i) x_[i] += xb2_[i];

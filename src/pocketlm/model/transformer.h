@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "pocketlm/base/parallel.h"
 #include "pocketlm/format/model_spec.h"
 #include "pocketlm/io/storage.h"
 #include "pocketlm/kernels/kernels.h"
@@ -33,6 +34,7 @@ inline constexpr const char* kActivations = "activations";
 inline constexpr const char* kLogits = "logits";
 inline constexpr const char* kLayerTable = "layer table";
 inline constexpr const char* kRepack = "repack scratch";
+inline constexpr const char* kRope = "rope table";
 }  // namespace region
 
 class Transformer {
@@ -44,6 +46,9 @@ class Transformer {
   // Reads every tensor from `storage` into its arena slot, `chunk_bytes` per read; fp32
   // matrices for an interleaving backend go through the repack scratch, a block at a time.
   Status load(Storage& storage, std::size_t chunk_bytes);
+
+  // Splits matmul rows and attention heads over `parallel` (nullptr: the calling thread).
+  void set_parallel(Parallel* parallel) { parallel_ = parallel; }
 
   // Runs one token at position pos (0 <= pos < seq_len) and returns the logits
   // [vocab_size], valid until the next call. Token and pos must be in range (checked by
@@ -66,11 +71,15 @@ class Transformer {
   Status load_f32_matrix(Storage& storage, const TensorInfo& t, float* dst, std::size_t chunk_bytes);
   // q80: quantizes x[n] into the shared activation buffer (runq.c's quantize()); fp32: no-op.
   void prepare_input(const float* x, int n);
-  // out[d] = W[d,n] · x, reading the quantized copy of x for q8_0 weights.
+  // out[d] = W[d,n] · x, reading the quantized copy of x for q8_0 weights; rows are split
+  // over the workers in blocks that keep every interleaved row block whole.
   void matmul(float* out, const Matrix& w, const float* x, int n, int d);
+  void matmul_rows(float* out, const Matrix& w, const float* x, int n, int r0, int r1) const;
+  void attention(const AttentionArgs& args);
 
   ModelSpec spec_;
   const Kernels* k_ = nullptr;
+  Parallel* parallel_ = nullptr;
   int seq_len_ = 0;
 
   // Weights.
@@ -94,6 +103,8 @@ class Transformer {
   std::int8_t* aq_ = nullptr;     // [max(dim, hidden_dim)] quantized activations (q80 only)
   float* as_ = nullptr;           // [max(dim, hidden_dim) / group_size] their scales
   float* repack_ = nullptr;       // [f32_interleave * max(dim, hidden_dim)] load-time scratch
+  float* rope_cos_ = nullptr;     // [seq_len * head_size / 2] (model/rope_table.h)
+  float* rope_sin_ = nullptr;
 };
 
 }  // namespace pocketlm

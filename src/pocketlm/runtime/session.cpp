@@ -1,6 +1,7 @@
 #include "pocketlm/runtime/session.h"
 
 #include <chrono>
+#include <new>
 
 #include "pocketlm/base/byte_size.h"
 #include "pocketlm/format/llama2c_reader.h"
@@ -34,6 +35,8 @@ Status tokenizer_sizes(const Storage& tokenizer, const ModelSpec& spec, const Se
 
 }  // namespace
 
+Session::~Session() { delete pool_; }
+
 Status Session::carve_all(const ModelSpec& spec, int seq_len, const Kernels& kernels, std::uint64_t piece_bytes,
                           std::size_t chunk_bytes, Arena& arena, Transformer* model, Tokenizer* tokenizer,
                           Sampler* sampler, unsigned char** chunk) {
@@ -53,6 +56,8 @@ Status Session::plan(Storage& model, Storage* tokenizer, const SessionOptions& o
   if (options.seq_len < 0 || options.seq_len > spec->config.seq_len)
     return Status::error(StatusCode::kInvalidArgument, "--seq-len: %d is outside [1, %d] (the model's seq_len)",
                          options.seq_len, spec->config.seq_len);
+  if (options.threads < 1 || options.threads > 256)
+    return Status::error(StatusCode::kInvalidArgument, "--threads: %d is outside [1, 256]", options.threads);
   if (options.io_chunk_bytes == 0)
     return Status::error(StatusCode::kInvalidArgument, "io chunk: 0 bytes; reads need a positive chunk size");
   const int seq_len = effective_seq_len(*spec, options);
@@ -109,6 +114,11 @@ Status Session::open(Storage& model, Storage& tokenizer, const SessionOptions& o
   // The tokenizer is small and its errors are common: check it before reading the weights.
   POCKETLM_TRY(tokenizer_.load(tokenizer, buffer, chunk));
   POCKETLM_TRY(model_.load(model, options.io_chunk_bytes));
+  if (options.threads > 1) {
+    pool_ = new (std::nothrow) ThreadPool(options.threads);
+    if (!pool_) return Status::error(StatusCode::kOutOfMemory, "threads: cannot create %d workers", options.threads);
+    model_.set_parallel(pool_);
+  }
   return Status();
 }
 

@@ -13,6 +13,7 @@
 #include "pocketlm/memory/arena.h"
 #include "pocketlm/memory/memory_plan.h"
 #include "pocketlm/model/transformer.h"
+#include "pocketlm/runtime/thread_pool.h"
 #include "pocketlm/sampling/sampler.h"
 #include "pocketlm/text/tokenizer.h"
 
@@ -53,6 +54,7 @@ using TokenCallback = bool (*)(std::int32_t prev, std::int32_t next, void* ctx);
 class Session {
  public:
   Session() = default;
+  ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
@@ -81,6 +83,7 @@ class Session {
   Transformer& transformer() { return model_; }
   const Kernels& kernels() const { return *kernels_; }
   int seq_len() const { return model_.seq_len(); }
+  int threads() const { return pool_ ? pool_->workers() : 1; }
   std::uint64_t arena_bytes() const { return arena_.used(); }
 
  private:
@@ -91,6 +94,7 @@ class Session {
 
   Arena arena_;
   MemoryPlan plan_;
+  ThreadPool* pool_ = nullptr;  // owned; created with the session when threads > 1
   Transformer model_;
   Tokenizer tokenizer_;
   Sampler sampler_;

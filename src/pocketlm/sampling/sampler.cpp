@@ -33,28 +33,30 @@ int sample_topp(const float* probs, int n, float topp, ProbIndex* scratch, float
     if (probs[i] >= cutoff) scratch[n0++] = ProbIndex{probs[i], i};
   }
   if (n0 == 0) return sample_argmax(probs, n);  // run.c would index scratch[-1] here
-  // Descending by probability; equal probabilities keep index order, as glibc's stable
-  // qsort (a merge sort) leaves them in run.c. Ordering by index on ties makes an
-  // in-place sort give the same sequence without the merge sort's buffer.
-  std::sort(scratch, scratch + n0, [](const ProbIndex& a, const ProbIndex& b) {
-    return a.prob != b.prob ? a.prob > b.prob : a.index < b.index;
-  });
+  // run.c sorts all n0 candidates by probability (descending; glibc's stable qsort keeps
+  // index order on ties) and walks them until the running sum exceeds topp. Only that
+  // prefix matters, and it is usually short, so the candidates become a max-heap under
+  // the same order and are popped one at a time: the same sequence, hence the same sums
+  // and the same token, in O(n0 + k log n0) instead of O(n0 log n0).
+  auto after = [](const ProbIndex& a, const ProbIndex& b) {
+    return a.prob != b.prob ? a.prob < b.prob : a.index > b.index;
+  };
+  std::make_heap(scratch, scratch + n0, after);
   float cumulative = 0.0f;
-  int last = n0 - 1;
-  for (int i = 0; i < n0; ++i) {
-    cumulative += scratch[i].prob;
-    if (cumulative > topp) {
-      last = i;
-      break;
-    }
+  int taken = 0;  // scratch[n0 - taken, n0) holds the popped prefix, last popped first
+  while (taken < n0) {
+    std::pop_heap(scratch, scratch + (n0 - taken), after);
+    ++taken;
+    cumulative += scratch[n0 - taken].prob;
+    if (cumulative > topp) break;
   }
   const float r = coin * cumulative;
   float cdf = 0.0f;
-  for (int i = 0; i <= last; ++i) {
-    cdf += scratch[i].prob;
-    if (r < cdf) return scratch[i].index;
+  for (int i = 1; i <= taken; ++i) {
+    cdf += scratch[n0 - i].prob;
+    if (r < cdf) return scratch[n0 - i].index;
   }
-  return scratch[last].index;
+  return scratch[n0 - taken].index;  // in case of rounding errors
 }
 
 Status Sampler::carve(int vocab_size, Arena& arena) {

@@ -1,0 +1,171 @@
+// `pocketlm bench`: end-to-end speed of one session, measured per forward pass. The session
+// is opened once and generate() runs R times greedily, so every repeat does the same work;
+// the token callback timestamps each pass into preallocated storage (nothing is allocated
+// while generating, as in `run`).
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "cli_common.h"
+#include "commands.h"
+#include "pocketlm/base/byte_size.h"
+#include "pocketlm/io/file_storage.h"
+#include "pocketlm/runtime/session.h"
+
+namespace pocketlm::cli {
+
+void add_bench_command(CLI::App& app, BenchOptions& o) {
+  CLI::App* cmd = app.add_subcommand("bench", "measure prefill/decode speed, ms per token and weight bandwidth");
+  cmd->add_option("model", o.model, "checkpoint: llama2.c v0/v1 fp32 or v2 q80 .bin")->required();
+  cmd->add_option("-z", o.tokenizer, "tokenizer.bin path (default tokenizer.bin)");
+  cmd->add_option("--kernels", o.kernels, "kernel backend (default: the fastest exact one)");
+  cmd->add_option("--threads", o.threads, "worker threads (default 1)");
+  cmd->add_option("-n", o.steps, "forward passes per repeat, prompt included (default 256, clamped to seq_len)");
+  cmd->add_option("--seq-len", o.seq_len, "context length in tokens (<= the model's; shrinks the kv cache)");
+  cmd->add_option("--repeats", o.repeats, "number of generate() runs (default 5)");
+  cmd->add_option("-i", o.prompt, "prompt (default \"Once upon a time\")");
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// What the token callback records. The callback runs after each pass and its sampling, so
+// the time between two callbacks is one pass (plus the negligible callback itself).
+struct Timing {
+  Clock::time_point start, last;
+  int pass = 0;            // passes in the current repeat
+  int forced = 0;          // passes whose next token comes from the prompt (n_prompt - 1)
+  double prefill_s = 0.0;  // summed over all repeats
+  int prefill_passes = 0;
+  std::vector<double> decode_ms;       // every decode pass of every repeat (reserved)
+  std::vector<double> first_token_ms;  // per repeat: start of generate() to first sampled token
+};
+
+bool on_token(std::int32_t /*prev*/, std::int32_t /*next*/, void* ctx) {
+  auto* t = static_cast<Timing*>(ctx);
+  const Clock::time_point now = Clock::now();
+  const double dt = std::chrono::duration<double>(now - t->last).count();
+  t->last = now;
+  if (t->pass < t->forced) {
+    t->prefill_s += dt;
+    ++t->prefill_passes;
+  } else {
+    if (t->pass == t->forced)
+      t->first_token_ms.push_back(std::chrono::duration<double, std::milli>(now - t->start).count());
+    t->decode_ms.push_back(dt * 1e3);
+  }
+  ++t->pass;
+  return true;
+}
+
+// The p-th percentile of sorted values: the nearest sample, no interpolation.
+double percentile(const std::vector<double>& sorted, double p) {
+  const std::size_t i = static_cast<std::size_t>(p / 100.0 * static_cast<double>(sorted.size() - 1) + 0.5);
+  return sorted[std::min(i, sorted.size() - 1)];
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+void row(const char* key, const std::string& value) { std::printf("%-22s | %s\n", key, value.c_str()); }
+
+std::string fmt(const char* format, double a, double b = 0, double c = 0, double d = 0, double e = 0) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, format, a, b, c, d, e);
+  return buf;
+}
+
+std::string bytes_text(std::uint64_t bytes) {
+  char human[32];
+  format_byte_size(bytes, human, sizeof human);
+  return std::to_string(bytes) + " (" + human + ")";
+}
+
+}  // namespace
+
+int run_bench(const BenchOptions& o) {
+  SessionOptions options;
+  Status st = parse_memory_flags(o.seq_len, "", &options);
+  if (!st.ok()) return fail(st);
+  long long threads = 0, steps = 0, repeats = 0;
+  st = parse_int("--threads", o.threads, 1, 256, &threads);
+  if (st.ok()) st = parse_int("-n", o.steps, 1, INT32_MAX, &steps);
+  if (st.ok()) st = parse_int("--repeats", o.repeats, 1, 100000, &repeats);
+  if (!st.ok()) return fail(st);
+  options.threads = static_cast<int>(threads);
+  if (!o.kernels.empty()) {
+    options.kernels = find_kernels(o.kernels.c_str());
+    if (!options.kernels) return fail("--kernels: backend '" + o.kernels + "' is not available on this machine");
+  }
+
+  FileStorage model, tokenizer;
+  st = model.open(o.model.c_str(), "model");
+  if (st.ok()) st = tokenizer.open(o.tokenizer.c_str(), "tokenizer");
+  if (!st.ok()) return fail(st);
+  Session session;
+  st = session.open(model, tokenizer, options);
+  if (!st.ok()) return fail(st);
+
+  const int n_steps = static_cast<int>(std::min<long long>(steps, session.seq_len()));
+  std::vector<std::int32_t> prompt(o.prompt.size() + 3);
+  int n_prompt = 0;
+  st = session.encode(o.prompt.c_str(), o.prompt.size(), prompt.data(), prompt.size(), &n_prompt);
+  if (!st.ok()) return fail(st);
+
+  Timing t;
+  t.forced = n_prompt - 1;
+  t.decode_ms.reserve(static_cast<std::size_t>(n_steps) * static_cast<std::size_t>(repeats));
+  t.first_token_ms.reserve(static_cast<std::size_t>(repeats));
+  SamplerParams greedy;
+  greedy.temperature = 0.0f;
+  for (long long r = 0; r < repeats; ++r) {
+    t.pass = 0;
+    t.start = t.last = Clock::now();
+    st = session.generate(prompt.data(), n_prompt, n_steps, greedy, on_token, &t, nullptr);
+    if (!st.ok()) return fail(st);
+  }
+
+  double decode_s = 0.0;
+  for (double ms : t.decode_ms) decode_s += ms / 1e3;
+  const double decode_tps = decode_s > 0 ? static_cast<double>(t.decode_ms.size()) / decode_s : 0.0;
+  const double prefill_tps = t.prefill_s > 0 ? t.prefill_passes / t.prefill_s : 0.0;
+  const std::uint64_t bytes_per_token = session.transformer().weight_bytes_per_token();
+
+  std::printf("%-22s | %s\n", "metric", "value");
+  std::printf("-----------------------+------------------------------------------------\n");
+  row("model", o.model);
+  row("format", format_name(session.spec().format));
+  row("kernels", session.kernels().name);
+  row("threads", std::to_string(options.threads));
+  row("seq_len / steps", std::to_string(session.seq_len()) + " / " + std::to_string(n_steps) + ", prompt " +
+                             std::to_string(n_prompt) + " tokens, " + std::to_string(repeats) + " repeats, greedy");
+  row("prefill tok/s",
+      t.prefill_passes ? fmt("%.1f (%.0f passes)", prefill_tps, t.prefill_passes) : "n/a (no prefill pass)");
+  if (t.decode_ms.empty()) {
+    row("decode tok/s", "n/a (no decode pass: the prompt fills -n)");
+  } else {
+    std::vector<double> sorted = t.decode_ms;
+    std::sort(sorted.begin(), sorted.end());
+    // The median-based rate too: on a shared machine one preempted pass skews the mean.
+    row("decode tok/s", fmt("%.1f (%.0f passes; %.1f at the median ms/token)", decode_tps,
+                            static_cast<double>(sorted.size()), 1e3 / percentile(sorted, 50)));
+    row("decode ms/token", fmt("median %.3f, p10-p90 %.3f-%.3f, min-max %.3f-%.3f", percentile(sorted, 50),
+                               percentile(sorted, 10), percentile(sorted, 90), sorted.front(), sorted.back()));
+    row("first-token ms", fmt("median %.3f over repeats (first %.3f)", median(t.first_token_ms), t.first_token_ms[0]));
+  }
+  row("weight bytes/token", bytes_text(bytes_per_token));
+  row("effective GB/s", t.decode_ms.empty() ? "n/a"
+                                            : fmt("%.2f (weight bytes/token x decode tok/s)",
+                                                  static_cast<double>(bytes_per_token) * decode_tps / 1e9));
+  row("arena bytes", bytes_text(session.arena_bytes()));
+  return kExitOk;
+}
+
+}  // namespace pocketlm::cli

@@ -1,0 +1,284 @@
+// The tiled4 backend: portable C++ (no intrinsics, no vector extensions) shaped like the
+// PSP's VFPU (quad vectors, 4x4 tiles), bit-identical to `reference`. It is the exact default
+// on CPUs without a SIMD backend (32-bit MIPS, Xtensa, ...) and the kernel the PSP port
+// replaces with VFPU instructions. The loops are shaped so that a compiler vectorizes them
+// across rows (4 float lanes = 4 rows) without ever reordering one row's additions.
+// - fp32 matmul: weights interleaved by 4 rows (kernels/row_interleave.h), so a quad
+//   w[r..r+4)[j] is 4 consecutive floats and columns j..j+3 of a 4-row block are one 4x4 tile
+//   of 16 consecutive floats. Per tile the block's quad of accumulators does
+//   acc = acc + col_c * x[j + c] for c = 0..3 in order, a separate multiply and add per row
+//   (the library is built with -ffp-contract=off: a fused multiply-add rounds once and would
+//   change the result). The column loop is outside the row-block loop, so the accumulators
+//   are not loop-carried reductions (which a vectorizer could only keep in order lane by
+//   lane) but a small array updated one quad at a time.
+// - q8_0 matmul: 4 rows at a time sharing each activation; the activations are widened to
+//   int16 once, so each product is an int16 x int16 multiply-add. The int32 group sums are
+//   exact in any order (the compiler may split them). Then each row does runq.c's
+//   acc += ((float)isum * w_scale) * x_scale, groups in order.
+// - attention: scores for 4 positions at a time (each one summed in index order), and the
+//   weighted sum of values adds 4 positions per pass over the output, in position order.
+// Ragged rows (d % 4) use the reference loops; rmsnorm, softmax, rope and swiglu are the
+// reference ones (they are dominated by expf / sqrtf / powf and cosf / sinf calls).
+#include <cmath>
+#include <cstddef>
+#include <cstring>
+
+#include "pocketlm/kernels/reference.h"
+#include "pocketlm/quant/q80.h"
+
+#if defined(__GNUC__) || defined(__clang__) || defined(_MSC_VER)
+#define POCKETLM_RESTRICT __restrict
+#else
+#define POCKETLM_RESTRICT
+#endif
+
+namespace pocketlm {
+
+namespace {
+
+constexpr int kLanes = 4;         // rows per quad (the interleave)
+constexpr int kChunkBlocks = 8;   // row blocks per pass over x: 32 accumulators (8 quads)
+
+// Row blocks [0, nb) (nb <= kChunkBlocks) of an interleaved matrix starting at w0. Columns go
+// 4 at a time: per block a 4x4 tile (16 consecutive floats, column c at t + 4c) updates that
+// block's 4 accumulators, in column order.
+void matmul_f32_chunk(float* POCKETLM_RESTRICT out, const float* POCKETLM_RESTRICT x,
+                      const float* POCKETLM_RESTRICT w0, int n, int nb) {
+  const std::size_t block = static_cast<std::size_t>(kLanes) * static_cast<std::size_t>(n);
+  float acc[kChunkBlocks * kLanes];
+  for (int i = 0; i < nb * kLanes; ++i) acc[i] = 0.0f;
+  int j = 0;
+  for (; j + 4 <= n; j += 4) {
+    const float x0 = x[j], x1 = x[j + 1], x2 = x[j + 2], x3 = x[j + 3];
+    const float* POCKETLM_RESTRICT t = w0 + static_cast<std::size_t>(j) * kLanes;
+    for (int b = 0; b < nb; ++b, t += block) {
+      float* POCKETLM_RESTRICT a = acc + b * kLanes;
+      float a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
+      a0 = a0 + t[0] * x0;  a1 = a1 + t[1] * x0;  a2 = a2 + t[2] * x0;  a3 = a3 + t[3] * x0;
+      a0 = a0 + t[4] * x1;  a1 = a1 + t[5] * x1;  a2 = a2 + t[6] * x1;  a3 = a3 + t[7] * x1;
+      a0 = a0 + t[8] * x2;  a1 = a1 + t[9] * x2;  a2 = a2 + t[10] * x2; a3 = a3 + t[11] * x2;
+      a0 = a0 + t[12] * x3; a1 = a1 + t[13] * x3; a2 = a2 + t[14] * x3; a3 = a3 + t[15] * x3;
+      a[0] = a0; a[1] = a1; a[2] = a2; a[3] = a3;
+    }
+  }
+  for (; j < n; ++j) {
+    const float xj = x[j];
+    const float* POCKETLM_RESTRICT t = w0 + static_cast<std::size_t>(j) * kLanes;
+    for (int b = 0; b < nb; ++b, t += block) {
+      float* POCKETLM_RESTRICT a = acc + b * kLanes;
+      a[0] = a[0] + t[0] * xj; a[1] = a[1] + t[1] * xj; a[2] = a[2] + t[2] * xj; a[3] = a[3] + t[3] * xj;
+    }
+  }
+  for (int i = 0; i < nb * kLanes; ++i) out[i] = acc[i];
+}
+
+void matmul_f32(float* out, const float* x, const float* w, int n, int d) {
+  const int blocks = d / kLanes;
+  for (int b = 0; b < blocks; b += kChunkBlocks) {
+    const int nb = blocks - b < kChunkBlocks ? blocks - b : kChunkBlocks;
+    matmul_f32_chunk(out + b * kLanes, x, w + static_cast<std::size_t>(b) * kLanes * n, n, nb);
+  }
+  const int full = blocks * kLanes;
+  if (full < d) reference::matmul_f32(out + full, x, w + static_cast<std::size_t>(full) * n, n, d - full);
+}
+
+// Activations are widened to int16 once per matmul, kXChunk at a time (1 KiB of stack), so
+// that the 4-row group sums below multiply int16 by int16 (what a 16-bit multiply-add does).
+constexpr int kXChunk = 512;
+
+// The int32 sums of one group (gs values) for 4 rows w[0..3] (row k at w + k * n), sharing
+// each activation between the 4 rows. Every product is exact in int32 and integer addition
+// is associative, so the compiler may split the sums (vectorize) freely. GS > 0 is the group
+// size known at compile time, 0 reads it from gs_runtime. X is int16_t (widened) or int8_t.
+template <int GS, typename X>
+inline void group_sums_4(std::int32_t* POCKETLM_RESTRICT isum, const X* POCKETLM_RESTRICT x,
+                         const std::int8_t* POCKETLM_RESTRICT w, std::size_t n, int gs_runtime) {
+  const int gs = GS > 0 ? GS : gs_runtime;
+  const std::int8_t* POCKETLM_RESTRICT w0 = w;
+  const std::int8_t* POCKETLM_RESTRICT w1 = w + n;
+  const std::int8_t* POCKETLM_RESTRICT w2 = w + 2 * n;
+  const std::int8_t* POCKETLM_RESTRICT w3 = w + 3 * n;
+  std::int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  for (int j = 0; j < gs; ++j) {
+    const std::int16_t xv = x[j];
+    s0 += xv * static_cast<std::int16_t>(w0[j]);
+    s1 += xv * static_cast<std::int16_t>(w1[j]);
+    s2 += xv * static_cast<std::int16_t>(w2[j]);
+    s3 += xv * static_cast<std::int16_t>(w3[j]);
+  }
+  isum[0] = s0;
+  isum[1] = s1;
+  isum[2] = s2;
+  isum[3] = s3;
+}
+
+// Rows [0, rows) (a multiple of 4), groups [g0, g1) of each; x holds the activations of
+// those groups (x[0] is element g0 * gs). The first pass over a row starts its accumulator at
+// 0, later passes continue from out[] (a float round trip: exact). Row i's scales start at
+// ws + (i * n) / gs, as runq.c indexes them (ws[(i * n + j) / gs] for j a multiple of gs).
+template <int GS, typename X>
+void matmul_q80_quads(float* POCKETLM_RESTRICT out, const X* POCKETLM_RESTRICT x, const float* POCKETLM_RESTRICT xs,
+                      const std::int8_t* POCKETLM_RESTRICT wq, const float* POCKETLM_RESTRICT ws, int n, int rows,
+                      int gs_runtime, int g0, int g1) {
+  const int gs = GS > 0 ? GS : gs_runtime;
+  const std::size_t sn = static_cast<std::size_t>(n);
+  const std::size_t sgs = static_cast<std::size_t>(gs);
+  for (int r = 0; r < rows; r += kLanes) {
+    const std::int8_t* wr = wq + static_cast<std::size_t>(r) * sn + static_cast<std::size_t>(g0) * sgs;
+    const float* wsr[kLanes];
+    for (int k = 0; k < kLanes; ++k) wsr[k] = ws + (static_cast<std::size_t>(r + k) * sn) / sgs;
+    float acc[kLanes];
+    for (int k = 0; k < kLanes; ++k) acc[k] = g0 == 0 ? 0.0f : out[r + k];
+    for (int g = g0; g < g1; ++g) {
+      const std::size_t j = static_cast<std::size_t>(g - g0) * sgs;
+      std::int32_t isum[kLanes];
+      group_sums_4<GS>(isum, x + j, wr + j, sn, gs);
+      const float x_scale = xs[g];
+      for (int k = 0; k < kLanes; ++k) acc[k] = acc[k] + (static_cast<float>(isum[k]) * wsr[k][g]) * x_scale;
+    }
+    for (int k = 0; k < kLanes; ++k) out[r + k] = acc[k];
+  }
+}
+
+template <int GS>
+void matmul_q80_rows(float* out, const std::int8_t* xq, const float* xs, const std::int8_t* wq, const float* ws,
+                     int n, int rows, int gs_runtime) {
+  const int gs = GS > 0 ? GS : gs_runtime;
+  const int groups = n / gs;  // runq.c's `j <= n - gs`: a partial last group is skipped
+  if (groups == 0) {
+    for (int i = 0; i < rows; ++i) out[i] = 0.0f;
+    return;
+  }
+  if (gs > kXChunk) {  // groups too large for the int16 buffer: read the int8 activations
+    matmul_q80_quads<GS>(out, xq, xs, wq, ws, n, rows, gs, 0, groups);
+    return;
+  }
+  const int chunk_groups = kXChunk / gs;
+  std::int16_t x16[kXChunk];
+  for (int g0 = 0; g0 < groups; g0 += chunk_groups) {
+    const int g1 = groups - g0 < chunk_groups ? groups : g0 + chunk_groups;
+    const std::int8_t* src = xq + static_cast<std::size_t>(g0) * static_cast<std::size_t>(gs);
+    for (int j = 0; j < (g1 - g0) * gs; ++j) x16[j] = src[j];
+    matmul_q80_quads<GS>(out, static_cast<const std::int16_t*>(x16), xs, wq, ws, n, rows, gs, g0, g1);
+  }
+}
+
+void matmul_q80(float* out, const std::int8_t* xq, const float* xs, const std::int8_t* wq, const float* ws, int n,
+                int d, int gs) {
+  const int full = d / kLanes * kLanes;
+  if (gs == 32)
+    matmul_q80_rows<32>(out, xq, xs, wq, ws, n, full, gs);
+  else if (gs == 64)
+    matmul_q80_rows<64>(out, xq, xs, wq, ws, n, full, gs);
+  else
+    matmul_q80_rows<0>(out, xq, xs, wq, ws, n, full, gs);
+  if (full < d) {
+    // The tail rows start at element full * n; runq.c's scale index (i * n + j) / gs keeps
+    // counting from the matrix start, so hand the reference loop the scales from full * n / gs
+    // only when that is exact (full * n a multiple of gs); otherwise compute them here.
+    const std::size_t off = static_cast<std::size_t>(full) * static_cast<std::size_t>(n);
+    if (off % static_cast<std::size_t>(gs) == 0) {
+      reference::matmul_q80(out + full, xq, xs, wq + off, ws + off / static_cast<std::size_t>(gs), n, d - full, gs);
+    } else {
+      for (int i = full; i < d; ++i) {
+        const std::size_t in = static_cast<std::size_t>(i) * static_cast<std::size_t>(n);
+        float val = 0.0f;
+        for (int j = 0; j <= n - gs; j += gs) {
+          std::int32_t ival = 0;
+          for (int k = 0; k < gs; ++k)
+            ival += static_cast<std::int32_t>(xq[j + k]) * static_cast<std::int32_t>(wq[in + j + k]);
+          val += static_cast<float>(ival) * ws[(in + j) / gs] * xs[j / gs];
+        }
+        out[i] = val;
+      }
+    }
+  }
+}
+
+// run.c's attention, statement for statement per value, with the loops tiled by 4 positions:
+// - 4 scores at once, each q·k summed in index order, then divided by sqrt(head_size);
+// - xb[i] += a[t] * v_t[i] for 4 positions t per pass, still in position order per i.
+void attention(const AttentionArgs& a) {
+  const int kv_mul = a.n_heads / a.n_kv_heads;
+  const float scale = std::sqrt(static_cast<float>(a.head_size));
+  const int head_end = a.head_end < 0 ? a.n_heads : a.head_end;
+  const int hs = a.head_size;
+  const std::size_t kv_dim = static_cast<std::size_t>(a.kv_dim);
+  for (int h = a.head_begin; h < head_end; ++h) {
+    const float* POCKETLM_RESTRICT q = a.q + h * hs;
+    float* POCKETLM_RESTRICT att = a.att + static_cast<std::size_t>(h) * a.att_stride;
+    const std::size_t kv_off = static_cast<std::size_t>(h / kv_mul) * hs;
+    const float* kbase = a.key_cache + kv_off;
+    int t = 0;
+    for (; t + 4 <= a.pos + 1; t += 4) {
+      const float* POCKETLM_RESTRICT k0 = kbase + static_cast<std::size_t>(t) * kv_dim;
+      const float* POCKETLM_RESTRICT k1 = k0 + kv_dim;
+      const float* POCKETLM_RESTRICT k2 = k1 + kv_dim;
+      const float* POCKETLM_RESTRICT k3 = k2 + kv_dim;
+      float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+      for (int i = 0; i < hs; ++i) {
+        const float qi = q[i];
+        s0 = s0 + qi * k0[i];
+        s1 = s1 + qi * k1[i];
+        s2 = s2 + qi * k2[i];
+        s3 = s3 + qi * k3[i];
+      }
+      att[t] = s0 / scale;
+      att[t + 1] = s1 / scale;
+      att[t + 2] = s2 / scale;
+      att[t + 3] = s3 / scale;
+    }
+    for (; t <= a.pos; ++t) {
+      const float* POCKETLM_RESTRICT k = kbase + static_cast<std::size_t>(t) * kv_dim;
+      float score = 0.0f;
+      for (int i = 0; i < hs; ++i) score = score + q[i] * k[i];
+      att[t] = score / scale;
+    }
+    reference::softmax(att, a.pos + 1);
+    float* POCKETLM_RESTRICT xb = a.out + h * hs;
+    std::memset(xb, 0, static_cast<std::size_t>(hs) * sizeof(float));
+    const float* vbase = a.value_cache + kv_off;
+    t = 0;
+    for (; t + 4 <= a.pos + 1; t += 4) {
+      const float* POCKETLM_RESTRICT v0 = vbase + static_cast<std::size_t>(t) * kv_dim;
+      const float* POCKETLM_RESTRICT v1 = v0 + kv_dim;
+      const float* POCKETLM_RESTRICT v2 = v1 + kv_dim;
+      const float* POCKETLM_RESTRICT v3 = v2 + kv_dim;
+      const float a0 = att[t], a1 = att[t + 1], a2 = att[t + 2], a3 = att[t + 3];
+      for (int i = 0; i < hs; ++i) {
+        float acc = xb[i];
+        acc = acc + a0 * v0[i];
+        acc = acc + a1 * v1[i];
+        acc = acc + a2 * v2[i];
+        acc = acc + a3 * v3[i];
+        xb[i] = acc;
+      }
+    }
+    for (; t <= a.pos; ++t) {
+      const float* POCKETLM_RESTRICT v = vbase + static_cast<std::size_t>(t) * kv_dim;
+      const float w = att[t];
+      for (int i = 0; i < hs; ++i) xb[i] = xb[i] + w * v[i];
+    }
+  }
+}
+
+}  // namespace
+
+const Kernels& tiled4_kernels() {
+  static const Kernels kTiled4 = {
+      "tiled4",
+      true,
+      kLanes,
+      matmul_f32,
+      matmul_q80,
+      reference::rmsnorm,
+      reference::softmax,
+      reference::rope,
+      attention,
+      reference::swiglu,
+      quantize_q80_activations,
+  };
+  return kTiled4;
+}
+
+}  // namespace pocketlm

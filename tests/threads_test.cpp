@@ -1,0 +1,90 @@
+// Worker threads split matmul rows and attention heads; every row and head is computed by
+// the same code whatever the split, so the tokens must be identical for any thread count.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "golden_models.h"
+#include "pocketlm/io/file_storage.h"
+#include "pocketlm/runtime/session.h"
+#include "pocketlm/runtime/thread_pool.h"
+#include "test_support.h"
+
+namespace pocketlm {
+namespace {
+
+TEST(ThreadPool, RunsEveryTaskOnceForManyJobs) {
+  ThreadPool pool(3);
+  EXPECT_EQ(pool.workers(), 3);
+  std::vector<int> hits(97, 0);
+  for (int job = 0; job < 500; ++job) {
+    const int n = 1 + job % 97;
+    pool.run(n, [](void* ctx, int i) { ++(*static_cast<std::vector<int>*>(ctx))[static_cast<std::size_t>(i)]; },
+             &hits);
+  }
+  int total = 0;
+  for (int h : hits) total += h;
+  int expected = 0;
+  for (int job = 0; job < 500; ++job) expected += 1 + job % 97;
+  EXPECT_EQ(total, expected);
+}
+
+struct Case {
+  const char* name;   // golden case
+  const char* model;  // golden model name
+  const char* tokenizer;
+};
+
+std::vector<int> golden_tokens(const char* name) {
+  std::ifstream in(test::shared_dir() + "/golden/reference_runs.json");
+  for (const auto& c : nlohmann::json::parse(in))
+    if (c["name"] == name) return c["next_tokens"].get<std::vector<int>>();
+  return {};
+}
+
+bool collect(std::int32_t, std::int32_t next, void* ctx) {
+  static_cast<std::vector<int>*>(ctx)->push_back(next);
+  return true;
+}
+
+class ThreadsTest : public ::testing::TestWithParam<std::tuple<Case, int>> {};
+
+TEST_P(ThreadsTest, GreedyTokensMatchTheGoldenRun) {
+  const auto& [c, threads] = GetParam();
+  const std::string path = test::golden_model_path(c.model);
+  ASSERT_FALSE(path.empty());
+  FileStorage model, tokenizer;
+  ASSERT_TRUE(model.open(path.c_str(), "model").ok());
+  ASSERT_TRUE(tokenizer.open(test::model_path(c.tokenizer).c_str(), "tokenizer").ok());
+  SessionOptions options;
+  options.threads = threads;
+  Session session;
+  ASSERT_TRUE(session.open(model, tokenizer, options).ok());
+  EXPECT_EQ(session.threads(), threads);
+  const std::vector<int> expected = golden_tokens(c.name);
+  ASSERT_FALSE(expected.empty());
+  std::vector<std::int32_t> prompt(64);
+  int n = 0;
+  const char* text = "Once upon a time";
+  ASSERT_TRUE(session.encode(text, 16, prompt.data(), prompt.size(), &n).ok());
+  std::vector<int> got;
+  ASSERT_TRUE(session
+                  .generate(prompt.data(), n, static_cast<int>(expected.size()), SamplerParams{0.0f, 0.9f, 1}, collect,
+                            &got, nullptr)
+                  .ok());
+  EXPECT_EQ(got, expected);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    GoldenGreedy, ThreadsTest,
+    ::testing::Combine(::testing::Values(Case{"synth15Mq80_greedy", "synth15M_q80.bin", "tokenizer.bin"},
+                                         Case{"synth15M_greedy", "synth15M.bin", "tokenizer.bin"}),
+                       ::testing::Values(1, 2, 3)),
+    [](const auto& info) {
+      return std::string(std::get<0>(info.param).name) + "_threads" + std::to_string(std::get<1>(info.param));
+    });
+
+}  // namespace
+}  // namespace pocketlm
