@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "pocketlm/kernels/kernels.h"
+#include "pocketlm/kernels/q80_interleave.h"
 #include "pocketlm/kernels/row_interleave.h"
 
 namespace pocketlm {
@@ -80,7 +81,7 @@ TEST_P(KernelEquivalence, MatmulF32) {
 TEST_P(KernelEquivalence, MatmulQ80) {
   const int shapes[][3] = {{1, 32, 32}, {7, 64, 32}, {8, 32, 16}, {9, 48, 16}, {17, 96, 32}, {33, 128, 64},
                            {37, 12, 4},  {288, 288, 32}, {5, 172, 4}, {64, 172, 4}, {300, 768, 32}, {13, 6, 2},
-                           {11, 96, 48}};
+                           {11, 96, 48}, {41, 288, 96}, {16, 64, 64}};
   for (auto [d, n, gs] : shapes) {
     const auto wq = random_int8(static_cast<std::size_t>(d) * n, rng_);
     const auto ws = random_floats(static_cast<std::size_t>(d) * n / gs, rng_, 0.02f);
@@ -95,7 +96,15 @@ TEST_P(KernelEquivalence, MatmulQ80) {
     expect_same_bits(xs, xs2, "quantize_q80 scales");
     std::vector<float> want(static_cast<std::size_t>(d)), got(static_cast<std::size_t>(d));
     ref_.matmul_q80(want.data(), xq.data(), xs.data(), wq.data(), ws.data(), n, d, gs);
-    k_.matmul_q80(got.data(), xq.data(), xs.data(), wq.data(), ws.data(), n, d, gs);
+    // The weights as this backend stores them (interleaved blocks, row-major tail).
+    const int il = q80_interleave_of(k_, gs);
+    auto pq = wq;
+    auto ps = ws;
+    for (int r = 0; r + il <= d && il > 1; r += il)
+      interleave_q80_block(pq.data() + static_cast<std::size_t>(r) * n, ps.data() + static_cast<std::size_t>(r) * n / gs,
+                           wq.data() + static_cast<std::size_t>(r) * n, ws.data() + static_cast<std::size_t>(r) * n / gs,
+                           static_cast<std::size_t>(n), static_cast<std::size_t>(gs), static_cast<std::size_t>(il));
+    k_.matmul_q80(got.data(), xq.data(), xs.data(), pq.data(), ps.data(), n, d, gs);
     expect_same_bits(want, got,
                      "matmul_q80 d=" + std::to_string(d) + " n=" + std::to_string(n) + " gs=" + std::to_string(gs));
   }

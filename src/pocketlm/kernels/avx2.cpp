@@ -4,7 +4,8 @@
 //   add (no FMA: a fused multiply-add rounds once and would change the result).
 // - q8_0 matmul: the int32 group sums are exact in any order, so they are computed with
 //   byte and 16-bit multiply-adds; then, 8 rows at a time, each lane does runq.c's
-//   acc += ((float)isum * w_scale) * x_scale, groups in order.
+//   acc += ((float)isum * w_scale) * x_scale, groups in order. For group sizes that are a
+//   multiple of 32 the weights are interleaved by 8 rows at load (kernels/q80_interleave.h).
 // - attention: scores 8 positions at a time, values 8 dimensions at a time (see below).
 // Compiled with -mavx2 only; selected when the CPU reports AVX2 (kernels/registry.cpp).
 #include <immintrin.h>
@@ -81,27 +82,20 @@ inline __m256i dot16(const std::int8_t* w, const std::int8_t* x) {
   return _mm256_madd_epi16(w16, x16);
 }
 
-// Rows r..r+7: the int32 sum of group g for each row, as one vector.
-template <int kStep>
-inline __m256i group_sums(const std::int8_t* wr, const std::int8_t* xq, int n, int j0, int gs) {
+// Rows r..r+7 (row-major, group size a multiple of 16): the int32 sum of the group starting
+// at column j0 for each row, as one vector.
+inline __m256i group_sums16(const std::int8_t* wr, const std::int8_t* xq, int n, int j0, int gs) {
   __m256i sums[kLanes];
   for (int k = 0; k < kLanes; ++k) sums[k] = _mm256_setzero_si256();
-  for (int j = j0; j < j0 + gs; j += kStep) {
-    if constexpr (kStep == 32) {
-      const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + j));
-      for (int k = 0; k < kLanes; ++k)
-        sums[k] = _mm256_add_epi32(sums[k], dot32(wr + static_cast<std::size_t>(k) * n + j, x));
-    } else {
-      for (int k = 0; k < kLanes; ++k)
-        sums[k] = _mm256_add_epi32(sums[k], dot16(wr + static_cast<std::size_t>(k) * n + j, xq + j));
-    }
-  }
+  for (int j = j0; j < j0 + gs; j += 16)
+    for (int k = 0; k < kLanes; ++k)
+      sums[k] = _mm256_add_epi32(sums[k], dot16(wr + static_cast<std::size_t>(k) * n + j, xq + j));
   return sum_lanes_8(sums);
 }
 
-template <int kStep>
-void matmul_q80_rows(float* out, const std::int8_t* xq, const float* xs, const std::int8_t* wq, const float* ws,
-                     int n, int full, int gs) {
+// Rows [0, full) of a row-major matrix, group size a multiple of 16 (but not of 32).
+void matmul_q80_rows16(float* out, const std::int8_t* xq, const float* xs, const std::int8_t* wq, const float* ws,
+                       int n, int full, int gs) {
   const int groups = n / gs;
   // Scale of group g of row r + k is ws[(r + k) * groups + g]: gathered with these offsets.
   const __m256i scale_index =
@@ -111,8 +105,37 @@ void matmul_q80_rows(float* out, const std::int8_t* xq, const float* xs, const s
     const float* wsr = ws + static_cast<std::size_t>(r) * groups;
     __m256 acc = _mm256_setzero_ps();
     for (int g = 0; g < groups; ++g) {
-      const __m256 isum = _mm256_cvtepi32_ps(group_sums<kStep>(wr, xq, n, g * gs, gs));
+      const __m256 isum = _mm256_cvtepi32_ps(group_sums16(wr, xq, n, g * gs, gs));
       const __m256 wscale = _mm256_i32gather_ps(wsr + g, scale_index, 4);
+      acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_mul_ps(isum, wscale), _mm256_set1_ps(xs[g])));
+    }
+    _mm256_storeu_ps(out + r, acc);
+  }
+}
+
+// Group sizes that are a multiple of 32 read weights interleaved by 8 rows
+// (kernels/q80_interleave.h): one sequential stream per 8 rows, scales side by side.
+int q80_interleave(int group_size) { return group_size % 32 == 0 ? kLanes : 1; }
+
+// Rows [0, full) in 8-row interleaved blocks, group size a multiple of 32.
+void matmul_q80_interleaved(float* out, const std::int8_t* xq, const float* xs, const std::int8_t* wq,
+                            const float* ws, int n, int full, int gs) {
+  const int groups = n / gs;
+  for (int r = 0; r < full; r += kLanes) {
+    const std::int8_t* wb = wq + static_cast<std::size_t>(r) * n;  // block r / 8
+    const float* sb = ws + static_cast<std::size_t>(r) * groups;
+    __m256 acc = _mm256_setzero_ps();
+    for (int g = 0; g < groups; ++g) {
+      const std::int8_t* wg = wb + static_cast<std::size_t>(g) * kLanes * gs;  // 8 rows x gs bytes
+      __m256i sums[kLanes];
+      for (int k = 0; k < kLanes; ++k) sums[k] = _mm256_setzero_si256();
+      for (int j = 0; j < gs; j += 32) {
+        const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + g * gs + j));
+        for (int k = 0; k < kLanes; ++k)
+          sums[k] = _mm256_add_epi32(sums[k], dot32(wg + static_cast<std::size_t>(k) * gs + j, x));
+      }
+      const __m256 isum = _mm256_cvtepi32_ps(sum_lanes_8(sums));
+      const __m256 wscale = _mm256_loadu_ps(sb + static_cast<std::size_t>(g) * kLanes);
       acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_mul_ps(isum, wscale), _mm256_set1_ps(xs[g])));
     }
     _mm256_storeu_ps(out + r, acc);
@@ -123,9 +146,9 @@ void matmul_q80(float* out, const std::int8_t* xq, const float* xs, const std::i
                 int d, int gs) {
   const int full = gs % 16 == 0 ? d / kLanes * kLanes : 0;  // other group sizes: all scalar
   if (gs % 32 == 0)
-    matmul_q80_rows<32>(out, xq, xs, wq, ws, n, full, gs);
+    matmul_q80_interleaved(out, xq, xs, wq, ws, n, full, gs);
   else if (gs % 16 == 0)
-    matmul_q80_rows<16>(out, xq, xs, wq, ws, n, full, gs);
+    matmul_q80_rows16(out, xq, xs, wq, ws, n, full, gs);
   if (full < d) {
     const int groups = n / gs;
     reference::matmul_q80(out + full, xq, xs, wq + static_cast<std::size_t>(full) * n,
@@ -195,6 +218,7 @@ const Kernels& avx2_kernels() {
       attention,
       reference::swiglu,
       quantize_q80_activations,
+      q80_interleave,
   };
   return kAvx2;
 }

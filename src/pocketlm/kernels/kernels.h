@@ -30,7 +30,7 @@ struct Kernels {
   int f32_interleave;
   // out[d] = W[d,n] · x[n], fp32, each row summed in index order; W in f32_interleave layout.
   void (*matmul_f32)(float* out, const float* x, const float* w, int n, int d);
-  // out[d] = W · x with int8 groups: per group an int32 dot, then
+  // out[d] = W · x with int8 groups (W in the q80_interleave layout): per group an int32 dot, then
   // acc += ((float)isum * w_scale) * x_scale, groups in order (runq.c's matmul).
   void (*matmul_q80)(float* out, const std::int8_t* xq, const float* xs, const std::int8_t* wq,
                      const float* ws, int n, int d, int group_size);
@@ -46,7 +46,15 @@ struct Kernels {
   void (*swiglu)(float* hb, const float* hb2, int n);
   // Quantizes activations to q8_0 groups (see quant/q80.h).
   void (*quantize_q80)(const float* x, int n, int group_size, std::int8_t* q, float* s);
+  // Row interleave of q8_0 weight matrices for a group size (kernels/q80_interleave.h);
+  // nullptr = row-major for every group size. Matrices are repacked at load time.
+  int (*q80_interleave)(int group_size) = nullptr;
 };
+
+// The q8_0 interleave `kernels` reads for `group_size` (1 = row-major).
+inline int q80_interleave_of(const Kernels& kernels, int group_size) {
+  return kernels.q80_interleave ? kernels.q80_interleave(group_size) : 1;
+}
 
 // The scalar backend that reproduces llama2.c's run.c/runq.c arithmetic bit for bit.
 const Kernels& reference_kernels();

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "pocketlm/base/checked.h"
+#include "pocketlm/kernels/q80_interleave.h"
 #include "pocketlm/kernels/row_interleave.h"
 #include "pocketlm/model/rope_table.h"
 #include "pocketlm/quant/q80.h"
@@ -63,6 +64,7 @@ Matrix* Transformer::slot(const TensorInfo& t) {
 Status Transformer::carve(const ModelSpec& spec, int seq_len, const Kernels& kernels, Arena& arena) {
   spec_ = spec;
   k_ = &kernels;
+  interleave_ = spec.group_size > 0 ? q80_interleave_of(kernels, spec.group_size) : kernels.f32_interleave;
   seq_len_ = seq_len;
   const ModelConfig& c = spec.config;
   POCKETLM_TRY(carve_array(arena, region::kLayerTable, static_cast<std::uint64_t>(c.n_layers), &layers_));
@@ -121,25 +123,42 @@ Status Transformer::carve(const ModelSpec& spec, int seq_len, const Kernels& ker
   const std::uint64_t rope_entries = seq * static_cast<std::uint64_t>(c.head_size() / 2);
   POCKETLM_TRY(carve_array(arena, region::kRope, rope_entries, &rope_cos_));
   POCKETLM_TRY(carve_array(arena, region::kRope, rope_entries, &rope_sin_));
-  const bool has_f32_matrices = spec.group_size == 0;
-  if (has_f32_matrices && kernels.f32_interleave > 1) {
+  // Load-time scratch for one block of rows being interleaved (f32: 4 bytes a value; q8_0:
+  // 1 byte a value plus its share of the scales, at most 4 bytes more for group size 1).
+  const std::uint64_t il = static_cast<std::uint64_t>(row_interleave());
+  if (il > 1) {
     const std::uint64_t widest = dim > hidden ? dim : hidden;
-    POCKETLM_TRY(carve_array(arena, region::kRepack, static_cast<std::uint64_t>(kernels.f32_interleave) * widest,
-                             &repack_));
+    POCKETLM_TRY(carve_array(arena, region::kRepack, il * widest * (spec.group_size > 0 ? 2 : 1), &repack_));
   }
   return Status();
 }
 
-Status Transformer::load_f32_matrix(Storage& storage, const TensorInfo& t, float* dst, std::size_t chunk_bytes) {
-  const std::size_t il = t.rows > 1 ? static_cast<std::size_t>(k_->f32_interleave) : 1;
+Status Transformer::load_matrix(Storage& storage, const TensorInfo& t, Matrix* m, std::size_t chunk_bytes) {
+  const std::size_t il = t.rows > 1 ? static_cast<std::size_t>(row_interleave()) : 1;
   const std::size_t n = static_cast<std::size_t>(t.cols), d = static_cast<std::size_t>(t.rows);
   const std::size_t full = il > 1 ? d / il * il : 0;
-  // Full blocks through the scratch, then the tail rows (or the whole matrix) straight in.
-  for (std::size_t r = 0; r < full; r += il) {
-    POCKETLM_TRY(read_chunked(storage, t.offset + r * n * 4, repack_, il * n * 4, chunk_bytes));
-    interleave_block(dst + r * n, repack_, n, il);
+  // Full blocks of il rows through the scratch, then the tail rows (or the whole matrix)
+  // straight into place.
+  if (t.dtype == DType::kF32) {
+    auto* dst = const_cast<float*>(m->f32);
+    for (std::size_t r = 0; r < full; r += il) {
+      POCKETLM_TRY(read_chunked(storage, t.offset + r * n * 4, repack_, il * n * 4, chunk_bytes));
+      interleave_block(dst + r * n, repack_, n, il);
+    }
+    return read_chunked(storage, t.offset + full * n * 4, dst + full * n, (d - full) * n * 4, chunk_bytes);
   }
-  return read_chunked(storage, t.offset + full * n * 4, dst + full * n, (d - full) * n * 4, chunk_bytes);
+  const std::size_t gs = static_cast<std::size_t>(spec_.group_size), groups = n / gs;
+  auto* dst_q = const_cast<std::int8_t*>(m->q);
+  auto* dst_s = const_cast<float*>(m->s);
+  auto* scratch_q = reinterpret_cast<std::int8_t*>(repack_ + il * groups);  // after the scales
+  for (std::size_t r = 0; r < full; r += il) {
+    POCKETLM_TRY(read_chunked(storage, t.offset + r * n, scratch_q, il * n, chunk_bytes));
+    POCKETLM_TRY(read_chunked(storage, t.scales_offset + r * groups * 4, repack_, il * groups * 4, chunk_bytes));
+    interleave_q80_block(dst_q + r * n, dst_s + r * groups, scratch_q, repack_, n, gs, il);
+  }
+  POCKETLM_TRY(read_chunked(storage, t.offset + full * n, dst_q + full * n, (d - full) * n, chunk_bytes));
+  return read_chunked(storage, t.scales_offset + full * groups * 4, dst_s + full * groups, (d - full) * groups * 4,
+                      chunk_bytes);
 }
 
 Status Transformer::load(Storage& storage, std::size_t chunk_bytes) {
@@ -148,12 +167,7 @@ Status Transformer::load(Storage& storage, std::size_t chunk_bytes) {
     const TensorInfo t = spec_.tensor(i);
     Matrix* m = slot(t);
     if (!m) continue;
-    if (t.dtype == DType::kF32) {
-      POCKETLM_TRY(load_f32_matrix(storage, t, const_cast<float*>(m->f32), chunk_bytes));
-    } else {
-      POCKETLM_TRY(read_chunked(storage, t.offset, const_cast<std::int8_t*>(m->q), t.data_bytes, chunk_bytes));
-      POCKETLM_TRY(read_chunked(storage, t.scales_offset, const_cast<float*>(m->s), t.scales_bytes, chunk_bytes));
-    }
+    POCKETLM_TRY(load_matrix(storage, t, m, chunk_bytes));
   }
   return Status();
 }
@@ -240,12 +254,13 @@ float* Transformer::forward(int token, int pos) {
   const int gs = spec_.group_size;
 
   // Token embedding: one row, dequantized on the fly when the table is int8.
-  const std::size_t row = static_cast<std::size_t>(token) * static_cast<std::size_t>(dim);
   if (token_embedding_.dtype == DType::kF32)
     copy_interleaved_row(token_embedding_.f32, static_cast<std::size_t>(token), static_cast<std::size_t>(dim),
-                         static_cast<std::size_t>(c.vocab_size), static_cast<std::size_t>(k_->f32_interleave), x_);
+                         static_cast<std::size_t>(c.vocab_size), static_cast<std::size_t>(row_interleave()), x_);
   else
-    dequantize_q80(token_embedding_.q + row, token_embedding_.s + row / static_cast<std::size_t>(gs), dim, gs, x_);
+    dequantize_interleaved_q80_row(token_embedding_.q, token_embedding_.s, static_cast<std::size_t>(token),
+                                   static_cast<std::size_t>(dim), static_cast<std::size_t>(c.vocab_size),
+                                   static_cast<std::size_t>(gs), static_cast<std::size_t>(row_interleave()), x_);
 
   for (int l = 0; l < c.n_layers; ++l) {
     const Layer& L = layers_[l];

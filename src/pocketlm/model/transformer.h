@@ -43,8 +43,8 @@ class Transformer {
   // and activations from `arena`. With a measuring arena nothing is touched; only the sizes
   // are recorded.
   Status carve(const ModelSpec& spec, int seq_len, const Kernels& kernels, Arena& arena);
-  // Reads every tensor from `storage` into its arena slot, `chunk_bytes` per read; fp32
-  // matrices for an interleaving backend go through the repack scratch, a block at a time.
+  // Reads every tensor from `storage` into its arena slot, `chunk_bytes` per read; matrices
+  // for an interleaving backend go through the repack scratch, a block of rows at a time.
   Status load(Storage& storage, std::size_t chunk_bytes);
 
   // Splits matmul rows and attention heads over `parallel` (nullptr: the calling thread).
@@ -68,7 +68,9 @@ class Transformer {
   // The slot a tensor of the file is loaded into; nullptr for tensors the engine does not
   // use (llama2.c v0's freq_cis tables: RoPE is computed).
   Matrix* slot(const TensorInfo& t);
-  Status load_f32_matrix(Storage& storage, const TensorInfo& t, float* dst, std::size_t chunk_bytes);
+  // Rows interleaved per block in the weight layout of this backend (1 = row-major).
+  int row_interleave() const { return interleave_; }
+  Status load_matrix(Storage& storage, const TensorInfo& t, Matrix* m, std::size_t chunk_bytes);
   // q80: quantizes x[n] into the shared activation buffer (runq.c's quantize()); fp32: no-op.
   void prepare_input(const float* x, int n);
   // out[d] = W[d,n] · x, reading the quantized copy of x for q8_0 weights; rows are split
@@ -80,6 +82,7 @@ class Transformer {
   ModelSpec spec_;
   const Kernels* k_ = nullptr;
   Parallel* parallel_ = nullptr;
+  int interleave_ = 1;
   int seq_len_ = 0;
 
   // Weights.
@@ -102,7 +105,7 @@ class Transformer {
   float* value_cache_ = nullptr;  // [n_layers * seq_len * kv_dim]
   std::int8_t* aq_ = nullptr;     // [max(dim, hidden_dim)] quantized activations (q80 only)
   float* as_ = nullptr;           // [max(dim, hidden_dim) / group_size] their scales
-  float* repack_ = nullptr;       // [f32_interleave * max(dim, hidden_dim)] load-time scratch
+  float* repack_ = nullptr;       // load-time scratch for one block of interleaved rows
   float* rope_cos_ = nullptr;     // [seq_len * head_size / 2] (model/rope_table.h)
   float* rope_sin_ = nullptr;
 };

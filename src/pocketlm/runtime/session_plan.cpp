@@ -42,7 +42,7 @@ void describe_session_regions(const ModelSpec& spec, int seq_len, std::size_t io
   std::snprintf(note, sizeof note, "RoPE cos and sin: %d positions x %d angles x f32", seq_len, c.head_size() / 2);
   plan->add(region::kRope, 0, note);
   plan->add(region::kLayerTable, 0, "per-layer weight pointers");
-  plan->add(region::kRepack, 0, "load-time buffer: fp32 rows interleaved for SIMD lanes");
+  plan->add(region::kRepack, 0, "load-time buffer: one block of rows interleaved for SIMD lanes");
   plan->add(kPaddingRegion, 0, "every buffer starts on a 16-byte boundary");
 }
 
