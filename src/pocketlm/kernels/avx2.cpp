@@ -156,6 +156,52 @@ void matmul_q80(float* out, const std::int8_t* xq, const float* xs, const std::i
   }
 }
 
+// round-half-away-from-zero (C's roundf) of 8 floats, exactly: v - trunc(v) is exact in
+// float, and a fraction of magnitude >= 0.5 rounds away from zero.
+inline __m256 round_half_away(__m256 v) {
+  const __m256 t = _mm256_round_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+  const __m256 sign_mask = _mm256_set1_ps(-0.0f);
+  const __m256 frac = _mm256_andnot_ps(sign_mask, _mm256_sub_ps(v, t));
+  const __m256 away = _mm256_and_ps(_mm256_cmp_ps(frac, _mm256_set1_ps(0.5f), _CMP_GE_OQ),
+                                    _mm256_or_ps(_mm256_and_ps(v, sign_mask), _mm256_set1_ps(1.0f)));
+  return _mm256_add_ps(t, away);
+}
+
+// runq.c's quantize() for groups that are a multiple of 8: max |x| is order-independent,
+// x / scale is the same division, and the rounding is roundf's; an all-zero group gets
+// scale 0 and zeros (see quant/q80.h).
+void quantize_q80(const float* x, int n, int gs, std::int8_t* q, float* s) {
+  if (gs % kLanes != 0) {
+    quantize_q80_activations(x, n, gs, q, s);
+    return;
+  }
+  const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  for (int g = 0; g < n / gs; ++g) {
+    const float* xg = x + g * gs;
+    __m256 m = _mm256_setzero_ps();
+    // Operand order as the scalar "if (v > wmax) wmax = v": a NaN never becomes the max.
+    for (int i = 0; i < gs; i += kLanes) m = _mm256_max_ps(_mm256_and_ps(_mm256_loadu_ps(xg + i), abs_mask), m);
+    float lanes[kLanes];
+    _mm256_storeu_ps(lanes, m);
+    float wmax = 0.0f;
+    for (float v : lanes) wmax = v > wmax ? v : wmax;
+    const float scale = wmax / 127.0f;
+    s[g] = scale;
+    std::int8_t* qg = q + g * gs;
+    if (scale == 0.0f) {
+      for (int i = 0; i < gs; ++i) qg[i] = 0;
+      continue;
+    }
+    const __m256 sv = _mm256_set1_ps(scale);
+    for (int i = 0; i < gs; i += kLanes) {
+      const __m256i r = _mm256_cvttps_epi32(round_half_away(_mm256_div_ps(_mm256_loadu_ps(xg + i), sv)));
+      alignas(32) std::int32_t ints[kLanes];
+      _mm256_store_si256(reinterpret_cast<__m256i*>(ints), r);
+      for (int k = 0; k < kLanes; ++k) qg[i + k] = static_cast<std::int8_t>(ints[k]);
+    }
+  }
+}
+
 // Attention, exact: the scores of 8 positions at once (each lane sums q[i] * k_t[i] over i in
 // order, with the keys of 8 positions gathered per i), run.c's softmax, then the weighted
 // sum of values with 8 dimensions per vector (each lane adds a_t * v_t[i] over t in order).
@@ -217,7 +263,7 @@ const Kernels& avx2_kernels() {
       reference::rope,
       attention,
       reference::swiglu,
-      quantize_q80_activations,
+      quantize_q80,
       q80_interleave,
   };
   return kAvx2;
