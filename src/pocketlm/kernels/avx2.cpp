@@ -202,8 +202,28 @@ void quantize_q80(const float* x, int n, int gs, std::int8_t* q, float* s) {
   }
 }
 
+// Transposes an 8x8 tile of floats held as 8 rows.
+inline void transpose8(__m256 r[8]) {
+  const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+  const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+  const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+  const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+  const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+  const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+  const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+  const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+  r[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
+  r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+  r[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
+  r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+  r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
+  r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+  r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
+  r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+}
+
 // Attention, exact: the scores of 8 positions at once (each lane sums q[i] * k_t[i] over i in
-// order, with the keys of 8 positions gathered per i), run.c's softmax, then the weighted
+// order; the keys of 8 positions come as transposed 8x8 tiles), run.c's softmax, then the weighted
 // sum of values with 8 dimensions per vector (each lane adds a_t * v_t[i] over t in order).
 void attention(const AttentionArgs& a) {
   const int kv_mul = a.n_heads / a.n_kv_heads;
@@ -219,7 +239,16 @@ void attention(const AttentionArgs& a) {
     for (; t + kLanes <= positions; t += kLanes) {
       const float* k = a.key_cache + static_cast<std::size_t>(t) * a.kv_dim + kv_off;
       __m256 score = _mm256_setzero_ps();
-      for (int i = 0; i < a.head_size; ++i)
+      int i = 0;
+      // 8 dimensions of 8 positions at a time: load the 8x8 tile of keys and transpose it, so
+      // that column c holds dimension i + c of the 8 positions; add them in order of i.
+      for (; i + kLanes <= a.head_size; i += kLanes) {
+        __m256 col[kLanes];
+        for (int p = 0; p < kLanes; ++p) col[p] = _mm256_loadu_ps(k + static_cast<std::size_t>(p) * a.kv_dim + i);
+        transpose8(col);
+        for (int c = 0; c < kLanes; ++c) score = _mm256_add_ps(score, _mm256_mul_ps(_mm256_set1_ps(q[i + c]), col[c]));
+      }
+      for (; i < a.head_size; ++i)
         score = _mm256_add_ps(score, _mm256_mul_ps(_mm256_set1_ps(q[i]), _mm256_i32gather_ps(k + i, key_index, 4)));
       _mm256_storeu_ps(att + t, _mm256_div_ps(score, _mm256_set1_ps(scale)));
     }
