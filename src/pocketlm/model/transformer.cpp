@@ -194,12 +194,14 @@ namespace {
 // whatever the worker count.
 constexpr int kRowAlign = 32;
 
-struct MatmulTask {
+// Up to three matmuls that read the same input (wq/wk/wv, w1/w3) go out as one job, their
+// row blocks numbered one after the other: one dispatch instead of three.
+struct MatmulJob {
   const Transformer* model;
-  float* out;
-  const Matrix* w;
-  const float* x;
-  int n, d, rows_per_task;
+  const MatmulOp* ops;
+  int count;
+  int blocks[3];  // row blocks of each op
+  int rows[3];    // rows per block of each op
 };
 
 struct AttentionTask {
@@ -211,20 +213,36 @@ struct AttentionTask {
 }  // namespace
 
 void Transformer::matmul(float* out, const Matrix& w, const float* x, int n, int d) {
+  const MatmulOp op{out, &w, x, n, d};
+  matmuls(&op, 1);
+}
+
+void Transformer::matmuls(const MatmulOp* ops, int count) {
   const int workers = parallel_ ? parallel_->workers() : 1;
-  if (workers == 1 || d < 2 * kRowAlign) {
-    matmul_rows(out, w, x, n, 0, d);
+  if (workers == 1) {
+    for (int i = 0; i < count; ++i) matmul_rows(ops[i].out, *ops[i].w, ops[i].x, ops[i].n, 0, ops[i].d);
     return;
   }
-  int rows = (d + workers - 1) / workers;
-  rows = (rows + kRowAlign - 1) / kRowAlign * kRowAlign;
-  MatmulTask task{this, out, &w, x, n, d, rows};
-  parallel_->run((d + rows - 1) / rows, [](void* ctx, int i) {
-    const auto* t = static_cast<const MatmulTask*>(ctx);
-    const int r0 = i * t->rows_per_task;
-    const int r1 = r0 + t->rows_per_task < t->d ? r0 + t->rows_per_task : t->d;
-    t->model->matmul_rows(t->out, *t->w, t->x, t->n, r0, r1);
-  }, &task);
+  MatmulJob job{this, ops, count, {}, {}};
+  int tasks = 0;
+  for (int i = 0; i < count; ++i) {
+    // About four blocks per worker, taken dynamically, so that no worker idles long at the
+    // end; blocks of whole multiples of kRowAlign rows.
+    int rows = (ops[i].d + 4 * workers - 1) / (4 * workers);
+    rows = (rows + kRowAlign - 1) / kRowAlign * kRowAlign;
+    job.rows[i] = rows;
+    job.blocks[i] = (ops[i].d + rows - 1) / rows;
+    tasks += job.blocks[i];
+  }
+  parallel_->run(tasks, [](void* ctx, int task) {
+    const auto* j = static_cast<const MatmulJob*>(ctx);
+    int i = 0;
+    while (task >= j->blocks[i]) task -= j->blocks[i++];
+    const MatmulOp& op = j->ops[i];
+    const int r0 = task * j->rows[i];
+    const int r1 = r0 + j->rows[i] < op.d ? r0 + j->rows[i] : op.d;
+    j->model->matmul_rows(op.out, *op.w, op.x, op.n, r0, r1);
+  }, &job);
 }
 
 void Transformer::attention(const AttentionArgs& args) {
@@ -270,9 +288,8 @@ float* Transformer::forward(int token, int pos) {
     float* k = key_cache_ + loff + static_cast<std::size_t>(pos) * kv_dim;
     float* v = value_cache_ + loff + static_cast<std::size_t>(pos) * kv_dim;
     prepare_input(xb_, dim);
-    matmul(q_, L.wq, xb_, dim, dim);
-    matmul(k, L.wk, xb_, dim, kv_dim);
-    matmul(v, L.wv, xb_, dim, kv_dim);
+    const MatmulOp qkv[] = {{q_, &L.wq, xb_, dim, dim}, {k, &L.wk, xb_, dim, kv_dim}, {v, &L.wv, xb_, dim, kv_dim}};
+    matmuls(qkv, 3);
     const std::size_t rope_row = static_cast<std::size_t>(pos) * static_cast<std::size_t>(head_size / 2);
     apply_rope(q_, k, dim, kv_dim, head_size, rope_cos_ + rope_row, rope_sin_ + rope_row);
     const AttentionArgs args{xb_, att_, q_, key_cache_ + loff, value_cache_ + loff, pos,
@@ -285,8 +302,8 @@ float* Transformer::forward(int token, int pos) {
     // Feed-forward block (SwiGLU).
     k_->rmsnorm(xb_, x_, L.rms_ffn.f32, dim);
     prepare_input(xb_, dim);
-    matmul(hb_, L.w1, xb_, dim, hidden);
-    matmul(hb2_, L.w3, xb_, dim, hidden);
+    const MatmulOp gate_up[] = {{hb_, &L.w1, xb_, dim, hidden}, {hb2_, &L.w3, xb_, dim, hidden}};
+    matmuls(gate_up, 2);
     k_->swiglu(hb_, hb2_, hidden);
     prepare_input(hb_, hidden);
     matmul(xb_, L.w2, hb_, hidden, dim);

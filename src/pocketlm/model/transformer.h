@@ -22,6 +22,14 @@ struct Matrix {
   const float* s = nullptr;
 };
 
+// One matmul of a forward pass: out[d] = W[d,n] · x.
+struct MatmulOp {
+  float* out;
+  const Matrix* w;
+  const float* x;
+  int n, d;
+};
+
 // Arena region names, shared with the memory plan.
 namespace region {
 inline constexpr const char* kEmbedding = "embedding";
@@ -76,6 +84,8 @@ class Transformer {
   // out[d] = W[d,n] · x, reading the quantized copy of x for q8_0 weights; rows are split
   // over the workers in blocks that keep every interleaved row block whole.
   void matmul(float* out, const Matrix& w, const float* x, int n, int d);
+  // Several matmuls of the same input (at most 3), split over the workers as one job.
+  void matmuls(const MatmulOp* ops, int count);
   void matmul_rows(float* out, const Matrix& w, const float* x, int n, int r0, int r1) const;
   void attention(const AttentionArgs& args);
 
