@@ -144,21 +144,6 @@ TEST_P(KernelEquivalence, ElementwiseKernels) {
   }
 }
 
-TEST_P(KernelEquivalence, Rope) {
-  const int shapes[][3] = {{64, 32, 8}, {288, 288, 48}, {12, 4, 2}, {96, 48, 24}};  // dim, kv_dim, head_size
-  for (auto [dim, kv_dim, head_size] : shapes) {
-    for (int pos : {0, 1, 7, 255, 1023}) {
-      const auto q = random_floats(static_cast<std::size_t>(dim), rng_);
-      const auto k = random_floats(static_cast<std::size_t>(kv_dim), rng_);
-      auto q1 = q, q2 = q, k1 = k, k2 = k;
-      ref_.rope(q1.data(), k1.data(), dim, kv_dim, head_size, pos);
-      k_.rope(q2.data(), k2.data(), dim, kv_dim, head_size, pos);
-      expect_same_bits(q1, q2, "rope q pos=" + std::to_string(pos));
-      expect_same_bits(k1, k2, "rope k pos=" + std::to_string(pos));
-    }
-  }
-}
-
 TEST_P(KernelEquivalence, Attention) {
   // n_heads, n_kv_heads, head_size, seq_len
   const int shapes[][4] = {{8, 4, 8, 16}, {6, 6, 48, 40}, {4, 1, 6, 9}, {3, 3, 10, 33}};

@@ -5,7 +5,7 @@
 #include <random>
 #include <vector>
 
-#include "pocketlm/kernels/kernels.h"
+#include "pocketlm/kernels/reference.h"
 #include "pocketlm/model/rope_table.h"
 
 namespace pocketlm {
@@ -24,7 +24,7 @@ TEST(RopeTable, SameBitsAsTheReferenceLoop) {
       for (float& v : q) v = dist(rng);
       for (float& v : k) v = dist(rng);
       auto q_ref = q, k_ref = k;
-      reference_kernels().rope(q_ref.data(), k_ref.data(), dim, kv_dim, head_size, pos);
+      reference::rope(q_ref.data(), k_ref.data(), dim, kv_dim, head_size, pos);
       const std::size_t row = static_cast<std::size_t>(pos * head_size / 2);
       apply_rope(q.data(), k.data(), dim, kv_dim, head_size, cos_table.data() + row, sin_table.data() + row);
       EXPECT_EQ(std::memcmp(q.data(), q_ref.data(), q.size() * 4), 0) << "q at pos " << pos;

@@ -289,7 +289,6 @@ const Kernels& avx2_kernels() {
       matmul_q80,
       reference::rmsnorm,
       reference::softmax,
-      reference::rope,
       attention,
       reference::swiglu,
       quantize_q80,

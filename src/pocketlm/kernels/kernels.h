@@ -38,8 +38,6 @@ struct Kernels {
   void (*rmsnorm)(float* out, const float* x, const float* w, int n);
   // In-place softmax over n values (subtract the max, expf, divide by the sum).
   void (*softmax)(float* x, int n);
-  // Rotates (q[i], q[i+1]) for i < dim and (k[i], k[i+1]) for i < kv_dim by RoPE at pos.
-  void (*rope)(float* q, float* k, int dim, int kv_dim, int head_size, int pos);
   // Multi-head attention with grouped KV heads (kv head = h / (n_heads / n_kv_heads)).
   void (*attention)(const AttentionArgs& args);
   // SwiGLU: hb[i] = silu(hb[i]) * hb2[i].

@@ -124,7 +124,6 @@ const Kernels& neon_kernels() {
       matmul_q80,
       reference::rmsnorm,
       reference::softmax,
-      reference::rope,
       reference::attention,
       reference::swiglu,
       quantize_q80_activations,

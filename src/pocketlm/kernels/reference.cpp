@@ -113,7 +113,7 @@ void swiglu(float* hb, const float* hb2, int n) {
 const Kernels& reference_kernels() {
   using namespace reference;
   static const Kernels kReference = {
-      "reference", true, 1, matmul_f32, matmul_q80, rmsnorm, softmax, rope, attention, swiglu,
+      "reference", true, 1, matmul_f32, matmul_q80, rmsnorm, softmax, attention, swiglu,
       quantize_q80_activations,
   };
   return kReference;

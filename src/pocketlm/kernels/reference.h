@@ -13,6 +13,8 @@ void matmul_q80(float* out, const std::int8_t* xq, const float* xs, const std::i
                 int d, int group_size);
 void rmsnorm(float* out, const float* x, const float* w, int n);
 void softmax(float* x, int n);
+// run.c's RoPE with powf/cosf/sinf on the fly: the oracle for model/rope_table.h, which the
+// forward pass uses instead.
 void rope(float* q, float* k, int dim, int kv_dim, int head_size, int pos);
 void attention(const AttentionArgs& args);
 void swiglu(float* hb, const float* hb2, int n);

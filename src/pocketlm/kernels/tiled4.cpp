@@ -17,7 +17,7 @@
 //   acc += ((float)isum * w_scale) * x_scale, groups in order.
 // - attention: scores for 4 positions at a time (each one summed in index order), and the
 //   weighted sum of values adds 4 positions per pass over the output, in position order.
-// Ragged rows (d % 4) use the reference loops; rmsnorm, softmax, rope and swiglu are the
+// Ragged rows (d % 4) use the reference loops; rmsnorm, softmax and swiglu are the
 // reference ones (they are dominated by expf / sqrtf / powf and cosf / sinf calls).
 #include <cmath>
 #include <cstddef>
@@ -273,7 +273,6 @@ const Kernels& tiled4_kernels() {
       matmul_q80,
       reference::rmsnorm,
       reference::softmax,
-      reference::rope,
       attention,
       reference::swiglu,
       quantize_q80_activations,
