@@ -3,14 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <fstream>
-#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "pocketlm/format/llama2c_reader.h"
 #include "pocketlm/io/file_storage.h"
 #include "pocketlm/io/memory_storage.h"
 #include "pocketlm/runtime/session.h"
+#include "golden_models.h"
 #include "test_support.h"
 
 namespace pocketlm {
@@ -18,17 +17,6 @@ namespace {
 
 using Bytes = std::vector<unsigned char>;
 
-std::vector<int> golden_next_tokens(const std::string& name) {
-  std::ifstream in(test::shared_dir() + "/golden/reference_runs.json");
-  for (const auto& c : nlohmann::json::parse(in))
-    if (c["name"] == name) return c["next_tokens"].get<std::vector<int>>();
-  return {};
-}
-
-bool collect(std::int32_t, std::int32_t next, void* ctx) {
-  static_cast<std::vector<int>*>(ctx)->push_back(next);
-  return true;
-}
 
 // Greedy tokens after BOS for `steps` positions.
 std::vector<int> greedy(const Bytes& model, int steps) {
@@ -41,7 +29,7 @@ std::vector<int> greedy(const Bytes& model, int steps) {
   if (!st.ok()) return {};
   const std::int32_t bos = 1;
   std::vector<int> out;
-  EXPECT_TRUE(s.generate(&bos, 1, steps, SamplerParams{0.0f, 0.9f, 1}, collect, &out, nullptr).ok());
+  EXPECT_TRUE(s.generate(&bos, 1, steps, SamplerParams{0.0f, 0.9f, 1}, test::collect_tokens, &out, nullptr).ok());
   return out;
 }
 
@@ -74,7 +62,7 @@ TEST(FormatVariants, V1HeaderFileGivesTheGoldenTokens) {
   for (K k : {K::kRmsAtt, K::kRmsFfn, K::kRmsFinal, K::kTokenEmbedding, K::kWq, K::kWk, K::kWv, K::kWo, K::kW1,
               K::kW2, K::kW3})
     v0.append(v1, k);
-  const std::vector<int> expected = golden_next_tokens("s260K_greedy_noprompt");
+  const std::vector<int> expected = test::golden_next_tokens("s260K_greedy_noprompt");
   ASSERT_EQ(expected.size(), 200u);
   EXPECT_EQ(greedy(v1, 200), expected);
 }
@@ -87,14 +75,14 @@ TEST(FormatVariants, UnsharedClassifierV0GivesTheGoldenTokens) {
   vocab = -vocab;  // negative vocab_size: a wcls tensor follows
   std::memcpy(unshared.data() + 20, &vocab, 4);
   v0.append(unshared, TensorKind::kTokenEmbedding);
-  EXPECT_EQ(greedy(unshared, 200), golden_next_tokens("s260K_greedy_noprompt"));
+  EXPECT_EQ(greedy(unshared, 200), test::golden_next_tokens("s260K_greedy_noprompt"));
 
   // A different classifier must change the tokens: wcls is really read.
   Bytes zeroed = unshared;
   std::fill(zeroed.end() - 512 * 64 * 4, zeroed.end(), 0);
   zeroed[zeroed.size() - 512 * 64 * 4 + 3] = 0x3f;  // row 0, column 0 = 0.5
   // One vector for both iterators: begin() of two temporaries would span two allocations.
-  const std::vector<int> golden = golden_next_tokens("s260K_greedy_noprompt");
+  const std::vector<int> golden = test::golden_next_tokens("s260K_greedy_noprompt");
   ASSERT_GE(golden.size(), 20u);
   EXPECT_NE(greedy(zeroed, 20), std::vector<int>(golden.begin(), golden.begin() + 20));
 }

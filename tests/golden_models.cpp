@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "test_support.h"
@@ -40,6 +42,19 @@ std::string synth15m_path(const std::string& name) {
 }
 
 }  // namespace
+
+std::vector<int> golden_next_tokens(const std::string& case_name) {
+  std::ifstream in(shared_dir() + "/golden/reference_runs.json");
+  if (!in) return {};
+  for (const auto& c : nlohmann::json::parse(in))
+    if (c["name"] == case_name) return c["next_tokens"].get<std::vector<int>>();
+  return {};
+}
+
+bool collect_tokens(std::int32_t, std::int32_t next, void* ctx) {
+  static_cast<std::vector<int>*>(ctx)->push_back(next);
+  return true;
+}
 
 std::string golden_model_path(const std::string& name) {
   std::string path;

@@ -1,7 +1,9 @@
 // Resolves the model names used in shared/golden/reference_runs.json to files.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace pocketlm::test {
 
@@ -11,6 +13,11 @@ inline constexpr const char* kSynth15MSha256 = "d7f05202828112a43c35df3552230fb6
 inline constexpr const char* kSynth15MQ80Sha256 = "63048bb446e5bdf5b960b32bc11015e147cd2e30cf3b28f15faf74f7e4d606db";
 inline constexpr const char* kStories260KQ80Sha256 =
     "c8c032d04f8a48b2c8f9b708cc571a895d45fe23521f47f542b897d64ad77c50";
+
+// The golden `next_tokens` of the named case of shared/golden/reference_runs.json ({} if absent).
+std::vector<int> golden_next_tokens(const std::string& case_name);
+// A generate() callback that appends each next token to the std::vector<int> at ctx.
+bool collect_tokens(std::int32_t prev, std::int32_t next, void* ctx);
 
 // Path of a golden model ("stories260K.bin", "s260K_q80_gs4.bin", "synth15M.bin",
 // "synth15M_q80.bin"), or "" when it is not available.

@@ -2,8 +2,6 @@
 // the same code whatever the split, so the tokens must be identical for any thread count.
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "golden_models.h"
@@ -37,17 +35,6 @@ struct Case {
   const char* tokenizer;
 };
 
-std::vector<int> golden_tokens(const char* name) {
-  std::ifstream in(test::shared_dir() + "/golden/reference_runs.json");
-  for (const auto& c : nlohmann::json::parse(in))
-    if (c["name"] == name) return c["next_tokens"].get<std::vector<int>>();
-  return {};
-}
-
-bool collect(std::int32_t, std::int32_t next, void* ctx) {
-  static_cast<std::vector<int>*>(ctx)->push_back(next);
-  return true;
-}
 
 class ThreadsTest : public ::testing::TestWithParam<std::tuple<Case, int>> {};
 
@@ -63,7 +50,7 @@ TEST_P(ThreadsTest, GreedyTokensMatchTheGoldenRun) {
   Session session;
   ASSERT_TRUE(session.open(model, tokenizer, options).ok());
   EXPECT_EQ(session.threads(), threads);
-  const std::vector<int> expected = golden_tokens(c.name);
+  const std::vector<int> expected = test::golden_next_tokens(c.name);
   ASSERT_FALSE(expected.empty());
   std::vector<std::int32_t> prompt(64);
   int n = 0;
@@ -71,7 +58,7 @@ TEST_P(ThreadsTest, GreedyTokensMatchTheGoldenRun) {
   ASSERT_TRUE(session.encode(text, 16, prompt.data(), prompt.size(), &n).ok());
   std::vector<int> got;
   ASSERT_TRUE(session
-                  .generate(prompt.data(), n, static_cast<int>(expected.size()), SamplerParams{0.0f, 0.9f, 1}, collect,
+                  .generate(prompt.data(), n, static_cast<int>(expected.size()), SamplerParams{0.0f, 0.9f, 1}, test::collect_tokens,
                             &got, nullptr)
                   .ok());
   EXPECT_EQ(got, expected);

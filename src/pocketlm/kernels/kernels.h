@@ -31,7 +31,8 @@ struct Kernels {
   // out[d] = W[d,n] · x[n], fp32, each row summed in index order; W in f32_interleave layout.
   void (*matmul_f32)(float* out, const float* x, const float* w, int n, int d);
   // out[d] = W · x with int8 groups (W in the q80_interleave layout): per group an int32 dot, then
-  // acc += ((float)isum * w_scale) * x_scale, groups in order (runq.c's matmul).
+  // acc += ((float)isum * w_scale) * x_scale, groups in order (runq.c's matmul). n is a
+  // multiple of group_size (the format reader refuses other files), and xq is in [-127, 127].
   void (*matmul_q80)(float* out, const std::int8_t* xq, const float* xs, const std::int8_t* wq,
                      const float* ws, int n, int d, int group_size);
   // out[n] = w * (x / rms(x)), eps 1e-5 (run.c's rmsnorm). out may alias x.

@@ -172,26 +172,9 @@ void matmul_q80(float* out, const std::int8_t* xq, const float* xs, const std::i
     matmul_q80_rows<64>(out, xq, xs, wq, ws, n, full, gs);
   else
     matmul_q80_rows<0>(out, xq, xs, wq, ws, n, full, gs);
-  if (full < d) {
-    // The tail rows start at element full * n; runq.c's scale index (i * n + j) / gs keeps
-    // counting from the matrix start, so hand the reference loop the scales from full * n / gs
-    // only when that is exact (full * n a multiple of gs); otherwise compute them here.
+  if (full < d) {  // n is a multiple of gs (kernels.h), so the tail's scales start at full * n / gs
     const std::size_t off = static_cast<std::size_t>(full) * static_cast<std::size_t>(n);
-    if (off % static_cast<std::size_t>(gs) == 0) {
-      reference::matmul_q80(out + full, xq, xs, wq + off, ws + off / static_cast<std::size_t>(gs), n, d - full, gs);
-    } else {
-      for (int i = full; i < d; ++i) {
-        const std::size_t in = static_cast<std::size_t>(i) * static_cast<std::size_t>(n);
-        float val = 0.0f;
-        for (int j = 0; j <= n - gs; j += gs) {
-          std::int32_t ival = 0;
-          for (int k = 0; k < gs; ++k)
-            ival += static_cast<std::int32_t>(xq[j + k]) * static_cast<std::int32_t>(wq[in + j + k]);
-          val += static_cast<float>(ival) * ws[(in + j) / gs] * xs[j / gs];
-        }
-        out[i] = val;
-      }
-    }
+    reference::matmul_q80(out + full, xq, xs, wq + off, ws + off / static_cast<std::size_t>(gs), n, d - full, gs);
   }
 }
 
