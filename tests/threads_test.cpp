@@ -17,7 +17,7 @@ TEST(ThreadPool, RunsEveryTaskOnceForManyJobs) {
   ThreadPool pool(3);
   EXPECT_EQ(pool.workers(), 3);
   std::vector<int> hits(97, 0);
-  for (int job = 0; job < 500; ++job) {
+  for (int job = 0; job < 2000; ++job) {
     const int n = 1 + job % 97;
     pool.run(n, [](void* ctx, int i) { ++(*static_cast<std::vector<int>*>(ctx))[static_cast<std::size_t>(i)]; },
              &hits);
@@ -25,7 +25,7 @@ TEST(ThreadPool, RunsEveryTaskOnceForManyJobs) {
   int total = 0;
   for (int h : hits) total += h;
   int expected = 0;
-  for (int job = 0; job < 500; ++job) expected += 1 + job % 97;
+  for (int job = 0; job < 2000; ++job) expected += 1 + job % 97;
   EXPECT_EQ(total, expected);
 }
 

@@ -33,12 +33,11 @@ class ThreadPool final : public Parallel {
 
   std::vector<std::thread> threads_;
   // The current job, written by run() before the ticket announces it.
-  std::atomic<void (*)(void*, int)> fn_{nullptr};
-  std::atomic<void*> ctx_{nullptr};
-  std::atomic<int> n_{0};
-  // (generation << 32) | next task index. A task is taken by a compare-exchange that also
-  // checks the generation, so a worker that wakes late can never run a task of a later job
-  // with an earlier job's function: run() need not wait for idle workers to check in.
+  void (*fn_)(void*, int) = nullptr;
+  void* ctx_ = nullptr;
+  // generation (24 bits) | task count (20) | next task index (20). A task is taken by a
+  // compare-exchange of the whole word, so a worker that wakes late can never take a task
+  // of another job: run() need not wait for idle workers to check in.
   std::atomic<std::uint64_t> ticket_{0};
   std::atomic<int> done_{0};  // tasks of the current job finished
   std::uint32_t generation_ = 0;
