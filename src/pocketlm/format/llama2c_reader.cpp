@@ -115,7 +115,19 @@ Status read_llama2c_spec(Storage& storage, ModelSpec* spec) {
     }
     spec->header_bytes = 28;
   }
-  POCKETLM_TRY(validate_config(storage, raw, &spec->config));
+  const Status config_status = validate_config(storage, raw, &spec->config);
+  if (!config_status.ok()) {
+    // A v0 file starts with dim, a small integer; four printable characters are far more
+    // likely the magic of some other format than a dimension in the billions.
+    bool printable = spec->format == ModelFormat::kLlama2cV0;
+    for (int i = 0; i < 4; ++i) printable = printable && header[i] >= 0x20 && header[i] < 0x7F;
+    if (printable)
+      return Status::error(StatusCode::kBadFormat,
+                           "%s: unknown magic 0x%08x ('%c%c%c%c'); llama2.c v1/v2 files start with 0x%08x ('24ka'), "
+                           "v0 files with a positive dim",
+                           storage.name(), magic, header[0], header[1], header[2], header[3], kLlama2cMagic);
+    return config_status;
+  }
   const ModelConfig& c = spec->config;
 
   if (spec->format == ModelFormat::kLlama2cV2) {
@@ -151,8 +163,8 @@ Status read_llama2c_spec(Storage& storage, ModelSpec* spec) {
                          static_cast<unsigned long long>(expected), static_cast<unsigned long long>(file_bytes));
   if (file_bytes > expected)
     return Status::error(StatusCode::kBadFormat,
-                         "%s: file has %llu bytes after the last tensor: the header implies %llu bytes but the "
-                         "file has %llu",
+                         "%s: file has %llu extra byte(s) after the last tensor: the header implies %llu bytes but "
+                         "the file has %llu",
                          storage.name(), static_cast<unsigned long long>(file_bytes - expected),
                          static_cast<unsigned long long>(expected), static_cast<unsigned long long>(file_bytes));
   return Status();
