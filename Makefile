@@ -2,6 +2,7 @@
 #   make demo   Release build, fetch stories260K into models/, and let it write a story
 #   make test   build and run every test (unit, golden token-exact, CLI errors)
 #   make test-aarch64   cross-build for 64-bit ARM (NEON backend) and run the suite under qemu
+#   make test-mips      cross-build for 32-bit little-endian MIPS and run the suite under qemu
 BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 PROMPT ?= Once upon a time, there was a little robot
@@ -33,8 +34,70 @@ test-aarch64:
 	cmake --build $(AARCH64_BUILD) -j$(JOBS)
 	ctest --test-dir $(AARCH64_BUILD) --output-on-failure -j$(JOBS)
 
+# Cross build for 32-bit little-endian MIPS (the PSP's family) with Debian's g++-mipsel-linux-gnu;
+# no SIMD backend there, so reference and tiled4 run. ctest runs the whole suite through
+# qemu-mipsel-static (cmake/mipsel-linux-gnu.cmake): about 6 minutes on 2 busy cores. For a
+# quicker pass, MIPS_TESTS is a ctest -R regex; the stories260K golden cases, the kernel
+# equivalence tests, the header/tokenizer error tests and the 32-bit size checks:
+#   make test-mips MIPS_TESTS='s260K|KernelEquivalence|BadHeader|ValidHeader|BadTokenizer|Addressable'
+# Needs the packages g++-mipsel-linux-gnu qemu-user-static googletest.
+MIPS_BUILD ?= build-mips
+MIPS_TESTS ?=
+.PHONY: test-mips
+test-mips:
+	cmake -S . -B $(MIPS_BUILD) -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=cmake/mipsel-linux-gnu.cmake
+	cmake --build $(MIPS_BUILD) -j$(JOBS)
+	ctest --test-dir $(MIPS_BUILD) --output-on-failure -j$(JOBS) $(if $(MIPS_TESTS),-R '$(MIPS_TESTS)')
+
+# AddressSanitizer + UndefinedBehaviorSanitizer (and LeakSanitizer): the whole suite, whose
+# tests also spawn the sanitized pocketlm binary. ASan cannot link statically, so the CLI is
+# linked dynamically here; alloc_count_test is left out (POCKETLM_SANITIZE, tests/CMakeLists.txt).
+# allocator_may_return_null: the engine asks for its arena with nothrow new and reports a
+# refused size (a hostile header's seq_len) as an error; ASan would abort on it instead.
+SANITIZE_BUILD ?= build-sanitize
+# UBSan's vptr check needs the typeinfo of every polymorphic class; the engine is built with
+# -fno-rtti by design, so that one check is off (the CLI's calls into it would not link).
+SANITIZE_FLAGS = -fsanitize=address,undefined -fno-sanitize=vptr -fno-omit-frame-pointer -fno-sanitize-recover=all
+.PHONY: test-sanitize
+test-sanitize:
+	cmake -S . -B $(SANITIZE_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPOCKETLM_SANITIZE=ON \
+	  -DPOCKETLM_STATIC_CLI=OFF -DPOCKETLM_BUILD_BENCH=OFF \
+	  "-DCMAKE_CXX_FLAGS=$(SANITIZE_FLAGS)" "-DCMAKE_EXE_LINKER_FLAGS=$(SANITIZE_FLAGS)"
+	cmake --build $(SANITIZE_BUILD) -j$(JOBS)
+	ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:print_stacktrace=1:allocator_may_return_null=1 \
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	  ctest --test-dir $(SANITIZE_BUILD) --output-on-failure -j$(JOBS)
+
+# The stories260K golden runs (fp32 and q80) under valgrind memcheck, with the reference
+# kernels and the default ones; the tokens must still match. The binary is the Release one
+# linked dynamically: memcheck cannot replace malloc in a static executable and reports
+# static glibc's own start-up code as using uninitialised memory.
+VALGRIND_BUILD ?= build-valgrind
+.PHONY: test-valgrind
+test-valgrind:
+	cmake -S . -B $(VALGRIND_BUILD) -DCMAKE_BUILD_TYPE=Release -DPOCKETLM_STATIC_CLI=OFF \
+	  -DPOCKETLM_BUILD_TESTS=OFF -DPOCKETLM_BUILD_BENCH=OFF
+	cmake --build $(VALGRIND_BUILD) -j$(JOBS) --target pocketlm_exe
+	scripts/valgrind-golden $(VALGRIND_BUILD)/pocketlm
+
 bench: build models
 	bench/run-bench.sh
 
 clean:
-	rm -rf $(BUILD) $(AARCH64_BUILD)
+	rm -rf $(BUILD) $(AARCH64_BUILD) $(MIPS_BUILD) $(SANITIZE_BUILD) $(VALGRIND_BUILD)
+
+# libFuzzer targets (fuzz/: clang, ASan + UBSan) over seeds cut from the shared models.
+# fuzz-smoke runs each target 60 s (about 8 minutes in all), fuzz 10 minutes each; both fail
+# on any crash and print executions per target (fuzz/run-fuzz.sh). Needs clang (Debian:
+# clang, libclang-rt-14-dev).
+FUZZ_BUILD ?= build-fuzz
+FUZZ_CXX ?= clang++
+.PHONY: fuzz-build fuzz-smoke fuzz
+fuzz-build:
+	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_CXX_COMPILER=$(FUZZ_CXX) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPOCKETLM_FUZZ=ON \
+	  -DPOCKETLM_BUILD_TESTS=OFF -DPOCKETLM_BUILD_BENCH=OFF -DPOCKETLM_STATIC_CLI=OFF
+	cmake --build $(FUZZ_BUILD) -j$(JOBS) --target fuzz_all
+fuzz-smoke: fuzz-build
+	fuzz/run-fuzz.sh $(FUZZ_BUILD) 60 smoke
+fuzz: fuzz-build
+	fuzz/run-fuzz.sh $(FUZZ_BUILD) 60 smoke0

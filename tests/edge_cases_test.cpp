@@ -86,7 +86,7 @@ TEST(EdgeCases, ConvertOnAFullDiskFailsAndLeavesNothing) {
   const std::string dir = test::temp_dir();
   const std::string out = dir + "/q80.bin";
   // ulimit -f 64: files may grow to 64 blocks (32 KiB with 512-byte blocks) and no further.
-  const std::string cmd = "ulimit -f 64; exec '" + test::pocketlm_binary() + "' convert '" +
+  const std::string cmd = "ulimit -f 64; exec " + test::emulator_prefix() + "'" + test::pocketlm_binary() + "' convert '" +
                           test::model_path("stories260K.bin") + "' --to q80 -o '" + out + "' 2>'" + dir + "/err'";
   const int status = std::system(("/bin/sh -c \"" + cmd + "\"").c_str());
   EXPECT_NE(status, 0);

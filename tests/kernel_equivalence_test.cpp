@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -119,6 +120,30 @@ TEST_P(KernelEquivalence, QuantizeHandlesAllZeroGroups) {
   EXPECT_EQ(s[0], 0.0f);
   for (int i = 0; i < 32; ++i) EXPECT_EQ(q[static_cast<std::size_t>(i)], 0);
   EXPECT_EQ(q[40], 127);
+}
+
+// Found by fuzz/fuzz_checkpoint: hostile weights give NaN activations, and casting NaN (or a
+// value past ±127, which a subnormal scale allows) to int8 is undefined behaviour. NaN
+// quantizes to 0 (what runq.c yields on x86) and values are clamped to [-127, 127].
+TEST_P(KernelEquivalence, QuantizeMapsNanToZeroAndClamps) {
+  const float tiny = std::numeric_limits<float>::denorm_min();
+  std::vector<float> x(64, 0.0f);
+  x[0] = std::numeric_limits<float>::quiet_NaN();
+  x[1] = 1.0f;
+  x[2] = -1.0f;
+  x[32] = 190 * tiny;  // scale = 190/127 tiny, which rounds to 1 tiny: x / scale = 190
+  x[33] = -190 * tiny;
+  x[34] = std::numeric_limits<float>::quiet_NaN();
+  std::vector<std::int8_t> q(64, 99);
+  std::vector<float> s(2, -1.0f);
+  k_.quantize_q80(x.data(), 64, 32, q.data(), s.data());
+  EXPECT_EQ(q[0], 0);
+  EXPECT_EQ(q[1], 127);
+  EXPECT_EQ(q[2], -127);
+  EXPECT_EQ(q[32], 127);
+  EXPECT_EQ(q[33], -127);
+  EXPECT_EQ(q[34], 0);
+  for (std::int8_t v : q) EXPECT_GE(v, -127);
 }
 
 TEST_P(KernelEquivalence, ElementwiseKernels) {

@@ -123,5 +123,26 @@ INSTANTIATE_TEST_SUITE_P(Models, SessionTest, ::testing::Values("stories260K.bin
                            return std::string(info.param).find("q80") == std::string::npos ? "fp32" : "q80";
                          });
 
+// Found by fuzz/fuzz_checkpoint under UBSan: loading a q80 model with a backend that does not
+// interleave rows offset a null scratch pointer. Every backend must load it and generate;
+// the undefined behaviour itself shows only in sanitizer builds.
+TEST(SessionLoad, Q80LoadsWithEveryBackend) {
+  for (const char* name : {"reference", "tiled4", "avx2", "neon"}) {
+    const Kernels* kernels = find_kernels(name);
+    if (!kernels) continue;  // not in this build or on this CPU
+    Files f("stories260K_q80.bin");
+    SessionOptions options;
+    options.kernels = kernels;
+    options.seq_len = 8;
+    Session s;
+    const Status st = s.open(f.model, f.tokenizer, options);
+    ASSERT_TRUE(st.ok()) << name << ": " << st.message();
+    const std::int32_t prompt[1] = {kBosToken};
+    SamplerParams params;
+    params.temperature = 0.0f;
+    EXPECT_TRUE(s.generate(prompt, 1, 4, params, nullptr, nullptr, nullptr).ok()) << name;
+  }
+}
+
 }  // namespace
 }  // namespace pocketlm

@@ -14,6 +14,9 @@ std::string shared_dir();
 std::string model_path(const std::string& name);
 // The built pocketlm executable.
 std::string pocketlm_binary();
+// The emulator command followed by a space in cross builds (qemu-user), else "": for tests
+// that start the binary through a shell rather than run_pocketlm().
+std::string emulator_prefix();
 
 struct CommandResult {
   int exit_code = -1;

@@ -162,6 +162,44 @@ TEST(Tokenizer, NoDummyPrefixWhenTheVocabularyHasNoSpace) {
   EXPECT_EQ(encode(l->tok, "a"), (std::vector<int>{1, 259}));
 }
 
+// Found by fuzz/fuzz_tokenizer_load: a vocabulary smaller than the byte-fallback ids
+// (3..258) or than BOS/EOS made encode index past the end of the tables; now an error.
+TEST(Tokenizer, VocabularyWithoutByteTokensRejectsUnknownBytes) {
+  const unsigned char crash[] = {0x05, 0, 0, 0, 0, 0, 0, 0, 0x01, 0, 0, 0, 'a', 0, 0, 0, 0,
+                                 0x01, 0, 0, 0, 'b', 0, 0, 0, 0, 0x02, 0, 0, 0, 'a', 'b', 0, 0, 0, 0,
+                                 0x01, 0, 0, 0, ' '};  // max_len 5; "a", "b", "ab", " "
+  MemoryStorage s(crash, sizeof crash, "tiny.bin");
+  auto l = load(s, 4);
+  ASSERT_TRUE(l->status.ok()) << l->status.message();
+  EXPECT_EQ(encode(l->tok, "ab a", false, false), (std::vector<int>{3, 2, 3, 0}));  // " ", "ab", " ", "a"
+  const std::string text = "Once";
+  std::int32_t ids[8];
+  int n = 0;
+  const Status st = l->tok.encode(text.c_str(), text.size(), false, false, ids, 8, &n);
+  EXPECT_EQ(st.code(), StatusCode::kBadFormat);
+  EXPECT_NE(std::string(st.message()).find("byte 0x4F at offset 0"), std::string::npos) << st.message();
+  EXPECT_TRUE(l->tok.encode("a", 1, true, true, ids, 8, &n).ok());  // BOS 1 and EOS 2 exist
+}
+
+TEST(Tokenizer, VocabularyWithoutBosOrEosRejectsThem) {
+  std::vector<unsigned char> bytes;
+  put_i32(bytes, 1);
+  for (const char* p : {"a", "b"}) {
+    put_f32(bytes, 0);
+    put_i32(bytes, 1);
+    bytes.push_back(static_cast<unsigned char>(*p));
+  }
+  MemoryStorage s(bytes.data(), bytes.size(), "two.bin");
+  auto l = load(s, 2);
+  ASSERT_TRUE(l->status.ok()) << l->status.message();
+  std::int32_t ids[8];
+  int n = 0;
+  EXPECT_TRUE(l->tok.encode("ab", 2, true, false, ids, 8, &n).ok());  // BOS = 1 exists
+  const Status st = l->tok.encode("ab", 2, false, true, ids, 8, &n);
+  EXPECT_EQ(st.code(), StatusCode::kBadFormat);
+  EXPECT_NE(std::string(st.message()).find("no EOS token"), std::string::npos) << st.message();
+}
+
 TEST(Tokenizer, TooSmallTokenBufferIsAnError) {
   auto l = load_file("tok512.bin", 512);
   std::int32_t ids[4];

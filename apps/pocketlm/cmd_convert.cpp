@@ -5,6 +5,7 @@
 // the format stores after all of its int8 values.
 #include <CLI/CLI.hpp>
 #include <bit>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -87,7 +88,13 @@ class Converter {
 
   // A matrix: its int8 values chunk by chunk, then all of its scales.
   Status quantize(const TensorInfo& t) {
-    scales_.resize(static_cast<std::size_t>(t.numel() / gs_));
+    // The tensor's scales are held whole. On a 32-bit host their count is checked before it
+    // becomes a size_t: a count beyond what a vector can hold would wrap (or throw).
+    const std::uint64_t n_scales = t.numel() / gs_;
+    if (n_scales > scales_.max_size())
+      return Status::error(StatusCode::kOutOfMemory, "%s: tensor %s needs %llu scales, more than this machine can hold",
+                           in_.name(), tensor_kind_name(t.kind), static_cast<unsigned long long>(n_scales));
+    scales_.resize(static_cast<std::size_t>(n_scales));
     for (std::uint64_t done = 0; done < t.numel();) {
       const std::size_t n = next_chunk(t.numel() - done);  // a multiple of gs_: gs_ divides numel
       POCKETLM_TRY(read(t.offset + done * 4, n));
@@ -125,6 +132,7 @@ Status convert(const ConvertOptions& o, std::int32_t* gs_used) {
   POCKETLM_TRY(in.open(o.input.c_str(), "model"));
   ModelSpec spec;
   POCKETLM_TRY(read_llama2c_spec(in, &spec));
+  POCKETLM_TRY(check_tensors_addressable(in.name(), spec, SIZE_MAX));  // 32-bit hosts: 4 GiB tensors
   if (spec.format == ModelFormat::kLlama2cV2)
     return Status::error(StatusCode::kInvalidArgument, "%s: format is %s, not fp32 (convert reads v0 or v1)",
                          in.name(), format_name(spec.format));

@@ -170,4 +170,16 @@ Status read_llama2c_spec(Storage& storage, ModelSpec* spec) {
   return Status();
 }
 
+Status check_tensors_addressable(const char* name, const ModelSpec& spec, std::uint64_t max_bytes) {
+  for (int i = 0; i < spec.tensor_count(); ++i) {
+    const TensorInfo t = spec.tensor(i);
+    if (t.bytes() <= max_bytes) continue;
+    return Status::error(StatusCode::kOutOfMemory,
+                         "%s: tensor %s is %llu bytes, more than this machine can address (%llu bytes at most)", name,
+                         tensor_kind_name(t.kind), static_cast<unsigned long long>(t.bytes()),
+                         static_cast<unsigned long long>(max_bytes));
+  }
+  return Status();
+}
+
 }  // namespace pocketlm

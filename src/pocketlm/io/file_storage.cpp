@@ -4,15 +4,24 @@
 
 #include <cerrno>
 #include <cstring>
+#include <new>
 
 namespace pocketlm {
 
 FileStorage::~FileStorage() {
   if (file_) std::fclose(file_);
+  delete[] owned_path_;
 }
 
 Status FileStorage::open(const char* path, const char* what) {
-  path_ = path;
+  // name() is used in errors long after open(): keep a copy, not the caller's pointer.
+  const std::size_t len = std::strlen(path);
+  char* copy = new (std::nothrow) char[len + 1];
+  if (!copy) return Status::error(StatusCode::kOutOfMemory, "%s: no memory to open %s file", path, what);
+  std::memcpy(copy, path, len + 1);
+  delete[] owned_path_;
+  owned_path_ = copy;
+  path_ = owned_path_;
   struct stat st;
   if (::stat(path, &st) != 0)
     return Status::error(StatusCode::kNotFound, "%s: cannot open %s file: %s", path, what, std::strerror(errno));

@@ -17,7 +17,9 @@ class FileStorage final : public Storage {
   FileStorage& operator=(const FileStorage&) = delete;
 
   // Opens `path` for reading. `what` names the role in errors ("model", "tokenizer").
-  // Errors: kNotFound (missing or unreadable), kInvalidArgument (not a regular file).
+  // The path is copied (name() outlives the caller's string, which may be a temporary).
+  // Errors: kNotFound (missing or unreadable), kInvalidArgument (not a regular file),
+  // kOutOfMemory (no memory for the copy of the path).
   Status open(const char* path, const char* what);
 
   const char* name() const override { return path_; }
@@ -27,6 +29,7 @@ class FileStorage final : public Storage {
  private:
   std::FILE* file_ = nullptr;
   const char* path_ = "";
+  char* owned_path_ = nullptr;  // path_'s storage once open() has run
   std::uint64_t size_ = 0;
   std::uint64_t position_ = 0;  // where the stream is, to skip redundant seeks
 };

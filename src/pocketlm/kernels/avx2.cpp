@@ -197,7 +197,7 @@ void quantize_q80(const float* x, int n, int gs, std::int8_t* q, float* s) {
       const __m256i r = _mm256_cvttps_epi32(round_half_away(_mm256_div_ps(_mm256_loadu_ps(xg + i), sv)));
       alignas(32) std::int32_t ints[kLanes];
       _mm256_store_si256(reinterpret_cast<__m256i*>(ints), r);
-      for (int k = 0; k < kLanes; ++k) qg[i + k] = static_cast<std::int8_t>(ints[k]);
+      for (int k = 0; k < kLanes; ++k) qg[i + k] = clamp_q80_int(ints[k]);
     }
   }
 }

@@ -150,7 +150,9 @@ Status Transformer::load_matrix(Storage& storage, const TensorInfo& t, Matrix* m
   const std::size_t gs = static_cast<std::size_t>(spec_.group_size), groups = n / gs;
   auto* dst_q = const_cast<std::int8_t*>(m->q);
   auto* dst_s = const_cast<float*>(m->s);
-  auto* scratch_q = reinterpret_cast<std::int8_t*>(repack_ + il * groups);  // after the scales
+  // After the scales; there is no scratch (repack_ is null) when no row is interleaved, and
+  // offsetting a null pointer is undefined behaviour (found by fuzz/fuzz_checkpoint).
+  auto* scratch_q = full > 0 ? reinterpret_cast<std::int8_t*>(repack_ + il * groups) : nullptr;
   for (std::size_t r = 0; r < full; r += il) {
     POCKETLM_TRY(read_chunked(storage, t.offset + r * n, scratch_q, il * n, chunk_bytes));
     POCKETLM_TRY(read_chunked(storage, t.scales_offset + r * groups * 4, repack_, il * groups * 4, chunk_bytes));

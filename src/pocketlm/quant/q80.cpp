@@ -20,7 +20,7 @@ void quantize_q80_activations(const float* x, int n, int group_size, std::int8_t
       for (int i = 0; i < group_size; ++i) qg[i] = 0;
       continue;
     }
-    for (int i = 0; i < group_size; ++i) qg[i] = static_cast<std::int8_t>(std::round(xg[i] / scale));
+    for (int i = 0; i < group_size; ++i) qg[i] = clamp_q80(std::round(xg[i] / scale));
   }
 }
 

@@ -1,6 +1,7 @@
 #include "pocketlm/runtime/session.h"
 
 #include <chrono>
+#include <cstdint>
 #include <new>
 
 #include "pocketlm/base/byte_size.h"
@@ -53,6 +54,8 @@ Status Session::carve_all(const ModelSpec& spec, int seq_len, const Kernels& ker
 Status Session::plan(Storage& model, Storage* tokenizer, const SessionOptions& options, ModelSpec* spec,
                      MemoryPlan* plan) {
   POCKETLM_TRY(read_llama2c_spec(model, spec));
+  // Before any size below is taken as a size_t (32-bit hosts: a tensor of 4 GiB or more).
+  POCKETLM_TRY(check_tensors_addressable(model.name(), *spec, SIZE_MAX));
   if (options.seq_len < 0 || options.seq_len > spec->config.seq_len)
     return Status::error(StatusCode::kInvalidArgument, "--seq-len: %d is outside [1, %d] (the model's seq_len)",
                          options.seq_len, spec->config.seq_len);

@@ -157,6 +157,14 @@ Status Tokenizer::encode(const char* text, std::size_t len, bool bos, bool eos, 
   if (capacity < len + 3 || len > static_cast<std::size_t>(INT32_MAX) - 3)
     return Status::error(StatusCode::kInvalidArgument,
                          "prompt: %zu bytes need a token buffer of %zu entries, got %zu", len, len + 3, capacity);
+  // A vocabulary may be too small for BOS/EOS or for the byte-fallback ids (3..258):
+  // an error rather than ids past the end of the tables.
+  if (bos && kBosToken >= vocab_size_)
+    return Status::error(StatusCode::kBadFormat, "tokenizer: vocab_size = %d has no BOS token (id %d)", vocab_size_,
+                         kBosToken);
+  if (eos && kEosToken >= vocab_size_)
+    return Status::error(StatusCode::kBadFormat, "tokenizer: vocab_size = %d has no EOS token (id %d)", vocab_size_,
+                         kEosToken);
   const auto* s = reinterpret_cast<const unsigned char*>(text);
   std::size_t n = 0;
   if (bos) tokens[n++] = kBosToken;
@@ -176,7 +184,15 @@ Status Tokenizer::encode(const char* text, std::size_t len, bool bos, bool eos, 
       tokens[n++] = id;
     } else {
       // Byte fallback: <0xHH> is id HH + 3.
-      for (std::size_t i = start; i < end; ++i) tokens[n++] = static_cast<std::int32_t>(s[i]) + 3;
+      for (std::size_t i = start; i < end; ++i) {
+        const std::int32_t byte_id = static_cast<std::int32_t>(s[i]) + 3;
+        if (byte_id >= vocab_size_)
+          return Status::error(StatusCode::kBadFormat,
+                               "prompt: byte 0x%02X at offset %zu is not in the vocabulary and vocab_size = %d has "
+                               "no byte-fallback token <0x%02X> (id %d)",
+                               s[i], i, vocab_size_, s[i], byte_id);
+        tokens[n++] = byte_id;
+      }
     }
     start = end;
   }
