@@ -10,7 +10,7 @@
 
 namespace {
 
-using pocketlm::Kernels;
+using namespace pocketlm;
 
 std::vector<float> random_floats(std::size_t n, std::uint64_t seed) {
   std::vector<float> v(n);
@@ -31,8 +31,11 @@ void BM_MatmulF32(benchmark::State& state, const Kernels* k) {
   auto w = random_floats(static_cast<std::size_t>(d) * n, 1);
   auto x = random_floats(static_cast<std::size_t>(n), 2);
   std::vector<float> out(static_cast<std::size_t>(d));
+  // Layout does not change the work: the weights are timed as they are (random either way).
+  const Matrix m{TensorType::kF32, d, n, w.data(), nullptr, 0, interleave_of(*k, TensorType::kF32, 0)};
+  const Activation a{x.data(), nullptr, n, 0};
   for (auto _ : state) {
-    k->matmul_f32(out.data(), x.data(), w.data(), n, d);
+    k->matmul[type_index(TensorType::kF32)](out.data(), m, a, d);
     benchmark::DoNotOptimize(out.data());
   }
   set_counters(state, double(d) * n, double(d) * n * 4);
@@ -45,10 +48,13 @@ void BM_MatmulQ80(benchmark::State& state, const Kernels* k) {
   auto xf = random_floats(static_cast<std::size_t>(n), 2);
   std::vector<std::int8_t> wq(wf.size()), xq(xf.size());
   std::vector<float> ws(wf.size() / gs), xs(xf.size() / gs), out(static_cast<std::size_t>(d));
-  k->quantize_q80(wf.data(), static_cast<int>(wf.size()), gs, wq.data(), ws.data());
-  k->quantize_q80(xf.data(), n, gs, xq.data(), xs.data());
+  const QuantizeFn quantize = k->quantize_act[type_index(TensorType::kQ80)];
+  quantize(wf.data(), static_cast<int>(wf.size()), gs, wq.data(), ws.data());
+  quantize(xf.data(), n, gs, xq.data(), xs.data());
+  const Matrix m{TensorType::kQ80, d, n, wq.data(), ws.data(), gs, interleave_of(*k, TensorType::kQ80, gs)};
+  const Activation a{xq.data(), xs.data(), n, gs};
   for (auto _ : state) {
-    k->matmul_q80(out.data(), xq.data(), xs.data(), wq.data(), ws.data(), n, d, gs);
+    k->matmul[type_index(TensorType::kQ80)](out.data(), m, a, d);
     benchmark::DoNotOptimize(out.data());
   }
   set_counters(state, double(d) * n, double(d) * n * (1.0 + 4.0 / gs));

@@ -61,7 +61,7 @@ TEST(Addressable, HeaderOfAnEightGiBTensorIsValid) {
   HeaderOnlyStorage storage;
   ModelSpec spec;
   ASSERT_TRUE(read_llama2c_spec(storage, &spec).ok());
-  EXPECT_EQ(spec.tensor(TensorKind::kTokenEmbedding, -1).bytes(), kEmbeddingBytes);
+  EXPECT_EQ(spec.tensor(TensorRole::kTokenEmbedding, -1).bytes(), kEmbeddingBytes);
 }
 
 TEST(Addressable, TensorAbove32BitLimitIsRefusedInOneLine) {

@@ -2,12 +2,15 @@
 // malloc/calloc/realloc made by the engine library is counted while generate() runs.
 #include <gtest/gtest.h>
 
+#include <memory>
+
 #include <atomic>
 #include <cstdlib>
 #include <new>
 #include <vector>
 
-#include "pocketlm/io/file_storage.h"
+#include "ports/posix/file_storage.h"
+#include "ports/posix/thread_pool.h"
 #include "pocketlm/runtime/session.h"
 #include "test_support.h"
 
@@ -57,7 +60,10 @@ TEST_P(AllocCount, GenerateMakesNoHeapAllocations) {
   ASSERT_TRUE(tokenizer.open(test::model_path("tok512.bin").c_str(), "tokenizer").ok());
   Session session;
   SessionOptions options;
-  options.threads = threads;  // the pool is created with the session, not per token
+  // The pool is made once, before the session: not per token.
+  std::unique_ptr<ThreadPool> pool;
+  if (threads > 1) pool = std::make_unique<ThreadPool>(threads);
+  options.parallel = pool.get();
   ASSERT_TRUE(session.open(model, tokenizer, options).ok());
   std::vector<std::int32_t> prompt(64);
   int n = 0;

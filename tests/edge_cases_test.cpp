@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "pocketlm/io/file_storage.h"
+#include "ports/posix/file_storage.h"
 #include "pocketlm/runtime/session.h"
 #include "test_support.h"
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "pocketlm/io/file_storage.h"
+#include "ports/posix/file_storage.h"
 #include "test_support.h"
 
 namespace pocketlm {

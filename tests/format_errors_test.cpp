@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "pocketlm/format/llama2c_reader.h"
-#include "pocketlm/io/file_storage.h"
+#include "ports/posix/file_storage.h"
 #include "pocketlm/io/memory_storage.h"
 #include "test_support.h"
 
@@ -167,18 +167,18 @@ TEST(ValidHeader, V0SharedClassifier) {
   expect_small_config(p.spec.config);
   EXPECT_EQ(p.spec.format, ModelFormat::kLlama2cV0);
   EXPECT_TRUE(p.spec.shared_classifier);
-  EXPECT_FALSE(p.spec.has(TensorKind::kWcls));
+  EXPECT_FALSE(p.spec.has(TensorRole::kWcls));
   EXPECT_EQ(p.spec.file_bytes, kV0Shared);
   // token_embedding 320 bytes, rms_att 64, wq 256 per layer, wk/wv 128, wo 256, rms_ffn 64,
   // w1/w2/w3 384 per layer, rms_final 32, freq_cis 32 + 32.
-  EXPECT_EQ(p.spec.tensor(TensorKind::kTokenEmbedding, -1).offset, 28u);
-  EXPECT_EQ(p.spec.tensor(TensorKind::kRmsAtt, 1).offset, 28u + 320 + 32);
-  EXPECT_EQ(p.spec.tensor(TensorKind::kWq, 1).offset, 668u);
-  EXPECT_EQ(p.spec.tensor(TensorKind::kWk, 0).offset, 924u);
-  EXPECT_EQ(p.spec.tensor(TensorKind::kWv, 1).offset, 1180u + 128);
-  EXPECT_EQ(p.spec.tensor(TensorKind::kW2, 1).offset, 3164u);
-  EXPECT_EQ(p.spec.tensor(TensorKind::kRmsFinal, -1).offset, 4316u);
-  EXPECT_EQ(p.spec.tensor(TensorKind::kFreqCisImag, -1).offset, 4380u);
+  EXPECT_EQ(p.spec.tensor(TensorRole::kTokenEmbedding, -1).offset, 28u);
+  EXPECT_EQ(p.spec.tensor(TensorRole::kRmsAtt, 1).offset, 28u + 320 + 32);
+  EXPECT_EQ(p.spec.tensor(TensorRole::kWq, 1).offset, 668u);
+  EXPECT_EQ(p.spec.tensor(TensorRole::kWk, 0).offset, 924u);
+  EXPECT_EQ(p.spec.tensor(TensorRole::kWv, 1).offset, 1180u + 128);
+  EXPECT_EQ(p.spec.tensor(TensorRole::kW2, 1).offset, 3164u);
+  EXPECT_EQ(p.spec.tensor(TensorRole::kRmsFinal, -1).offset, 4316u);
+  EXPECT_EQ(p.spec.tensor(TensorRole::kFreqCisImag, -1).offset, 4380u);
 }
 
 TEST(ValidHeader, V0NegativeVocabMeansUnsharedClassifier) {
@@ -186,7 +186,7 @@ TEST(ValidHeader, V0NegativeVocabMeansUnsharedClassifier) {
   ASSERT_TRUE(p.status.ok()) << p.status.message();
   expect_small_config(p.spec.config);
   EXPECT_FALSE(p.spec.shared_classifier);
-  const TensorInfo wcls = p.spec.tensor(TensorKind::kWcls, -1);
+  const TensorInfo wcls = p.spec.tensor(TensorRole::kWcls, -1);
   EXPECT_EQ(wcls.offset, 4412u);
   EXPECT_EQ(wcls.bytes(), 320u);
   EXPECT_EQ(p.spec.file_bytes, kV0Unshared);
@@ -200,17 +200,17 @@ TEST(ValidHeader, V1Unshared) {
   expect_small_config(p.spec.config);
   EXPECT_EQ(p.spec.format, ModelFormat::kLlama2cV1);
   EXPECT_FALSE(p.spec.shared_classifier);
-  EXPECT_FALSE(p.spec.has(TensorKind::kFreqCisReal));
+  EXPECT_FALSE(p.spec.has(TensorRole::kFreqCisReal));
   // rms_att 256, rms_ffn 320, rms_final 384, token_embedding 416, wq 736 (256 per layer),
   // wk 1248 (128), wv 1504, wo 1760, w1 2272 (384), w2 3040, w3 3808, wcls 4576.
-  EXPECT_EQ(p.spec.tensor(TensorKind::kRmsAtt, 0).offset, 256u);
-  EXPECT_EQ(p.spec.tensor(TensorKind::kRmsFfn, 1).offset, 320u + 32);
-  EXPECT_EQ(p.spec.tensor(TensorKind::kRmsFinal, -1).offset, 384u);
-  EXPECT_EQ(p.spec.tensor(TensorKind::kTokenEmbedding, -1).offset, 416u);
-  EXPECT_EQ(p.spec.tensor(TensorKind::kWq, 1).offset, 736u + 256);
-  EXPECT_EQ(p.spec.tensor(TensorKind::kWo, 0).offset, 1760u);
-  EXPECT_EQ(p.spec.tensor(TensorKind::kW3, 1).offset, 3808u + 384);
-  EXPECT_EQ(p.spec.tensor(TensorKind::kWcls, -1).offset, 4576u);
+  EXPECT_EQ(p.spec.tensor(TensorRole::kRmsAtt, 0).offset, 256u);
+  EXPECT_EQ(p.spec.tensor(TensorRole::kRmsFfn, 1).offset, 320u + 32);
+  EXPECT_EQ(p.spec.tensor(TensorRole::kRmsFinal, -1).offset, 384u);
+  EXPECT_EQ(p.spec.tensor(TensorRole::kTokenEmbedding, -1).offset, 416u);
+  EXPECT_EQ(p.spec.tensor(TensorRole::kWq, 1).offset, 736u + 256);
+  EXPECT_EQ(p.spec.tensor(TensorRole::kWo, 0).offset, 1760u);
+  EXPECT_EQ(p.spec.tensor(TensorRole::kW3, 1).offset, 3808u + 384);
+  EXPECT_EQ(p.spec.tensor(TensorRole::kWcls, -1).offset, 4576u);
   EXPECT_EQ(p.spec.file_bytes, kV1Unshared);
 }
 
@@ -220,27 +220,27 @@ TEST(ValidHeader, V2SharedGroupSize4) {
   expect_small_config(p.spec.config);
   EXPECT_EQ(p.spec.format, ModelFormat::kLlama2cV2);
   EXPECT_EQ(p.spec.group_size, 4);
-  EXPECT_FALSE(p.spec.has(TensorKind::kWcls));
-  EXPECT_EQ(p.spec.dtype(TensorKind::kRmsAtt), DType::kF32);
+  EXPECT_FALSE(p.spec.has(TensorRole::kWcls));
+  EXPECT_EQ(p.spec.type(TensorRole::kRmsAtt), TensorType::kF32);
   // token_embedding at 416: 80 int8 then 20 scales; wq at 576, 64 int8 + 16 scales per layer.
-  const TensorInfo tok = p.spec.tensor(TensorKind::kTokenEmbedding, -1);
-  EXPECT_EQ(tok.dtype, DType::kQ8_0);
+  const TensorInfo tok = p.spec.tensor(TensorRole::kTokenEmbedding, -1);
+  EXPECT_EQ(tok.type, TensorType::kQ80);
   EXPECT_EQ(tok.offset, 416u);
   EXPECT_EQ(tok.scales_offset, 496u);
-  EXPECT_EQ(tok.scales_bytes, 80u);
-  const TensorInfo wq1 = p.spec.tensor(TensorKind::kWq, 1);
+  EXPECT_EQ(tok.scale_bytes, 80u);
+  const TensorInfo wq1 = p.spec.tensor(TensorRole::kWq, 1);
   EXPECT_EQ(wq1.offset, 704u);
   EXPECT_EQ(wq1.scales_offset, 768u);
-  EXPECT_EQ(p.spec.tensor(TensorKind::kWk, 0).offset, 832u);
-  EXPECT_EQ(p.spec.tensor(TensorKind::kW1, 0).offset, 1344u);
-  EXPECT_EQ(p.spec.tensor(TensorKind::kW3, 1).offset, 2112u + 192);
+  EXPECT_EQ(p.spec.tensor(TensorRole::kWk, 0).offset, 832u);
+  EXPECT_EQ(p.spec.tensor(TensorRole::kW1, 0).offset, 1344u);
+  EXPECT_EQ(p.spec.tensor(TensorRole::kW3, 1).offset, 2112u + 192);
   EXPECT_EQ(p.spec.file_bytes, kV2Shared);
 }
 
 TEST(ValidHeader, V2Unshared) {
   const Parsed p = parse(v2(kSmall, 4, 0, kV2Unshared - 256));
   ASSERT_TRUE(p.status.ok()) << p.status.message();
-  const TensorInfo wcls = p.spec.tensor(TensorKind::kWcls, -1);
+  const TensorInfo wcls = p.spec.tensor(TensorRole::kWcls, -1);
   EXPECT_EQ(wcls.offset, 2496u);
   EXPECT_EQ(wcls.scales_offset, 2576u);
   EXPECT_EQ(wcls.bytes(), 160u);

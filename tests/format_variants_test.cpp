@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "pocketlm/format/llama2c_reader.h"
-#include "pocketlm/io/file_storage.h"
+#include "ports/posix/file_storage.h"
 #include "pocketlm/io/memory_storage.h"
 #include "pocketlm/runtime/session.h"
 #include "golden_models.h"
@@ -42,7 +42,7 @@ struct V0 {
     MemoryStorage m(file.data(), file.size());
     EXPECT_TRUE(read_llama2c_spec(m, &spec).ok());
   }
-  void append(Bytes& out, TensorKind kind) const {
+  void append(Bytes& out, TensorRole kind) const {
     const int layers = is_per_layer(kind) ? spec.config.n_layers : 1;
     const TensorInfo first = spec.tensor(kind, 0);
     out.insert(out.end(), file.begin() + static_cast<long>(first.offset),
@@ -58,7 +58,7 @@ TEST(FormatVariants, V1HeaderFileGivesTheGoldenTokens) {
   v1.insert(v1.end(), v0.file.begin(), v0.file.begin() + 28);  // the 7 config ints
   v1.push_back(1);                                               // shared classifier
   v1.resize(256, 0);
-  using K = TensorKind;
+  using K = TensorRole;
   for (K k : {K::kRmsAtt, K::kRmsFfn, K::kRmsFinal, K::kTokenEmbedding, K::kWq, K::kWk, K::kWv, K::kWo, K::kW1,
               K::kW2, K::kW3})
     v0.append(v1, k);
@@ -74,7 +74,7 @@ TEST(FormatVariants, UnsharedClassifierV0GivesTheGoldenTokens) {
   std::memcpy(&vocab, unshared.data() + 20, 4);
   vocab = -vocab;  // negative vocab_size: a wcls tensor follows
   std::memcpy(unshared.data() + 20, &vocab, 4);
-  v0.append(unshared, TensorKind::kTokenEmbedding);
+  v0.append(unshared, TensorRole::kTokenEmbedding);
   EXPECT_EQ(greedy(unshared, 200), test::golden_next_tokens("s260K_greedy_noprompt"));
 
   // A different classifier must change the tokens: wcls is really read.

@@ -2,6 +2,7 @@
 // and on ragged shapes: rows not a multiple of the lane count, dims not a multiple of 4/8/32.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -9,8 +10,9 @@
 #include <vector>
 
 #include "pocketlm/kernels/kernels.h"
-#include "pocketlm/kernels/q80_interleave.h"
-#include "pocketlm/kernels/row_interleave.h"
+#include "pocketlm/kernels/reference.h"
+#include "pocketlm/quant/q80_interleave.h"
+#include "pocketlm/quant/row_interleave.h"
 
 namespace pocketlm {
 namespace {
@@ -58,6 +60,20 @@ std::vector<float> pack(const std::vector<float>& w, int n, int d, int il) {
   return packed;
 }
 
+// The table's entries, called the way the forward pass calls them.
+void quantize_q80(const Kernels& k, const float* x, int n, int gs, std::int8_t* q, float* s) {
+  k.quantize_act[type_index(TensorType::kQ80)](x, n, gs, q, s);
+}
+void matmul_f32(const Kernels& k, float* out, const float* x, const float* w, int n, int d, int il) {
+  const Matrix m{TensorType::kF32, d, n, w, nullptr, 0, il};
+  k.matmul[type_index(TensorType::kF32)](out, m, Activation{x, nullptr, n, 0}, d);
+}
+void matmul_q80(const Kernels& k, float* out, const std::int8_t* xq, const float* xs, const std::int8_t* wq,
+                const float* ws, int n, int d, int gs, int il) {
+  const Matrix m{TensorType::kQ80, d, n, wq, ws, gs, il};
+  k.matmul[type_index(TensorType::kQ80)](out, m, Activation{xq, xs, n, gs}, d);
+}
+
 class KernelEquivalence : public ::testing::TestWithParam<const Kernels*> {
  protected:
   const Kernels& ref_ = reference_kernels();
@@ -72,9 +88,10 @@ TEST_P(KernelEquivalence, MatmulF32) {
     const auto w = random_floats(static_cast<std::size_t>(d) * n, rng_);
     const auto x = random_floats(static_cast<std::size_t>(n), rng_, 3.0f);
     std::vector<float> want(static_cast<std::size_t>(d)), got(static_cast<std::size_t>(d));
-    ref_.matmul_f32(want.data(), x.data(), w.data(), n, d);
-    const auto packed = pack(w, n, d, k_.f32_interleave);
-    k_.matmul_f32(got.data(), x.data(), packed.data(), n, d);
+    matmul_f32(ref_, want.data(), x.data(), w.data(), n, d, 1);
+    const int il = interleave_of(k_, TensorType::kF32, 0);
+    const auto packed = pack(w, n, d, il);
+    matmul_f32(k_, got.data(), x.data(), packed.data(), n, d, il);
     expect_same_bits(want, got, "matmul_f32 d=" + std::to_string(d) + " n=" + std::to_string(n));
   }
 }
@@ -89,23 +106,23 @@ TEST_P(KernelEquivalence, MatmulQ80) {
     const auto x = random_floats(static_cast<std::size_t>(n), rng_, 4.0f);
     std::vector<std::int8_t> xq(static_cast<std::size_t>(n));
     std::vector<float> xs(static_cast<std::size_t>(n / gs));
-    ref_.quantize_q80(x.data(), n, gs, xq.data(), xs.data());
+    quantize_q80(ref_, x.data(), n, gs, xq.data(), xs.data());
     std::vector<std::int8_t> xq2(xq.size());
     std::vector<float> xs2(xs.size());
-    k_.quantize_q80(x.data(), n, gs, xq2.data(), xs2.data());
+    quantize_q80(k_, x.data(), n, gs, xq2.data(), xs2.data());
     EXPECT_EQ(xq, xq2);
     expect_same_bits(xs, xs2, "quantize_q80 scales");
     std::vector<float> want(static_cast<std::size_t>(d)), got(static_cast<std::size_t>(d));
-    ref_.matmul_q80(want.data(), xq.data(), xs.data(), wq.data(), ws.data(), n, d, gs);
+    matmul_q80(ref_, want.data(), xq.data(), xs.data(), wq.data(), ws.data(), n, d, gs, 1);
     // The weights as this backend stores them (interleaved blocks, row-major tail).
-    const int il = q80_interleave_of(k_, gs);
+    const int il = interleave_of(k_, TensorType::kQ80, gs);
     auto pq = wq;
     auto ps = ws;
     for (int r = 0; r + il <= d && il > 1; r += il)
       interleave_q80_block(pq.data() + static_cast<std::size_t>(r) * n, ps.data() + static_cast<std::size_t>(r) * n / gs,
                            wq.data() + static_cast<std::size_t>(r) * n, ws.data() + static_cast<std::size_t>(r) * n / gs,
                            static_cast<std::size_t>(n), static_cast<std::size_t>(gs), static_cast<std::size_t>(il));
-    k_.matmul_q80(got.data(), xq.data(), xs.data(), pq.data(), ps.data(), n, d, gs);
+    matmul_q80(k_, got.data(), xq.data(), xs.data(), pq.data(), ps.data(), n, d, gs, il);
     expect_same_bits(want, got,
                      "matmul_q80 d=" + std::to_string(d) + " n=" + std::to_string(n) + " gs=" + std::to_string(gs));
   }
@@ -116,7 +133,7 @@ TEST_P(KernelEquivalence, QuantizeHandlesAllZeroGroups) {
   x[40] = 2.5f;
   std::vector<std::int8_t> q(64, 99);
   std::vector<float> s(2, -1.0f);
-  k_.quantize_q80(x.data(), 64, 32, q.data(), s.data());
+  quantize_q80(k_, x.data(), 64, 32, q.data(), s.data());
   EXPECT_EQ(s[0], 0.0f);
   for (int i = 0; i < 32; ++i) EXPECT_EQ(q[static_cast<std::size_t>(i)], 0);
   EXPECT_EQ(q[40], 127);
@@ -136,7 +153,7 @@ TEST_P(KernelEquivalence, QuantizeMapsNanToZeroAndClamps) {
   x[34] = std::numeric_limits<float>::quiet_NaN();
   std::vector<std::int8_t> q(64, 99);
   std::vector<float> s(2, -1.0f);
-  k_.quantize_q80(x.data(), 64, 32, q.data(), s.data());
+  quantize_q80(k_, x.data(), 64, 32, q.data(), s.data());
   EXPECT_EQ(q[0], 0);
   EXPECT_EQ(q[1], 127);
   EXPECT_EQ(q[2], -127);
@@ -151,8 +168,8 @@ TEST_P(KernelEquivalence, ElementwiseKernels) {
     const auto x = random_floats(static_cast<std::size_t>(n), rng_, 5.0f);
     const auto w = random_floats(static_cast<std::size_t>(n), rng_);
     std::vector<float> want(x.size()), got(x.size());
-    ref_.rmsnorm(want.data(), x.data(), w.data(), n);
-    k_.rmsnorm(got.data(), x.data(), w.data(), n);
+    ref_.rmsnorm(want.data(), x.data(), w.data(), n, 1e-5f);
+    k_.rmsnorm(got.data(), x.data(), w.data(), n, 1e-5f);
     expect_same_bits(want, got, "rmsnorm n=" + std::to_string(n));
 
     want = x;
@@ -187,6 +204,41 @@ TEST_P(KernelEquivalence, Attention) {
       expect_same_bits(out1, out2, "attention pos=" + std::to_string(pos) + " head_size=" + std::to_string(head_size));
     }
   }
+}
+
+// run.c's SiLU, val * (1 / (1 + expf(-val))), has expf overflow to inf for val below
+// -kSiluExpLimit (a trap on the PSP's FPU); the kernels skip expf there and must give the
+// very same bits, signed zeros included, on both sides of the limit.
+TEST_P(KernelEquivalence, SwigluMatchesRunCPastExpOverflow) {
+  ASSERT_TRUE(std::isfinite(std::exp(reference::kSiluExpLimit)));
+  ASSERT_TRUE(std::isinf(std::exp(std::nextafter(reference::kSiluExpLimit, 1e30f))));
+  const float lim = reference::kSiluExpLimit;
+  const std::vector<float> x = {-lim, std::nextafter(-lim, -1e30f), std::nextafter(-lim, 0.0f), -88.0f, -89.0f,
+                                -100.0f, -1e30f, -std::numeric_limits<float>::max(), -1.0f, 0.0f, 3.0f, 88.0f};
+  const std::vector<float> gate = {2.0f, -3.0f, 1.0f, -1.0f, 0.5f, -0.5f, 7.0f, -7.0f, 1.0f, 1.0f, 2.0f, -2.0f};
+  std::vector<float> want(x.size()), got = x;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    volatile float e = std::exp(-x[i]);  // what run.c computes, overflow and all
+    float val = x[i];
+    val *= (1.0f / (1.0f + e));
+    want[i] = val * gate[i];
+  }
+  k_.swiglu(got.data(), gate.data(), static_cast<int>(got.size()));
+  expect_same_bits(want, got, "swiglu at the expf limit");
+}
+
+TEST(KernelTable, EveryBackendCoversTheTypesOfLlama2cModels) {
+  for (const Kernels* k : backends()) {
+    EXPECT_TRUE(check_kernels_cover(*k, TensorType::kF32, "wq").ok()) << k->name;
+    EXPECT_TRUE(check_kernels_cover(*k, TensorType::kQ80, "wq").ok()) << k->name;
+  }
+  Kernels partial = reference_kernels();
+  partial.quantize_act[type_index(TensorType::kQ80)] = nullptr;
+  const Status st = check_kernels_cover(partial, TensorType::kQ80, "w2");
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.code(), StatusCode::kUnsupported);
+  EXPECT_NE(std::string(st.message()).find("w2"), std::string::npos) << st.message();
+  EXPECT_NE(std::string(st.message()).find("q80"), std::string::npos) << st.message();
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, KernelEquivalence, ::testing::ValuesIn(backends()),

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "golden_models.h"
-#include "pocketlm/io/file_storage.h"
+#include "ports/posix/file_storage.h"
 #include "pocketlm/runtime/session.h"
 #include "test_support.h"
 

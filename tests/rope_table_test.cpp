@@ -18,7 +18,7 @@ TEST(RopeTable, SameBitsAsTheReferenceLoop) {
   for (auto [dim, kv_dim, head_size] : shapes) {
     const int seq_len = 1024;
     std::vector<float> cos_table(static_cast<std::size_t>(seq_len * head_size / 2)), sin_table(cos_table.size());
-    fill_rope_table(seq_len, head_size, cos_table.data(), sin_table.data());
+    fill_rope_table(seq_len, head_size, 10000.0f, cos_table.data(), sin_table.data());
     for (int pos : {0, 1, 2, 100, 511, 1023}) {
       std::vector<float> q(static_cast<std::size_t>(dim)), k(static_cast<std::size_t>(kv_dim));
       for (float& v : q) v = dist(rng);

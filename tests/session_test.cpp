@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "pocketlm/io/file_storage.h"
+#include "ports/posix/file_storage.h"
 #include "pocketlm/runtime/session.h"
 #include "test_support.h"
 
@@ -77,7 +77,7 @@ TEST_P(SessionTest, EveryModelByteIsReadOnceInBoundedChunks) {
   std::vector<int> expected(counting.reads().size(), 0);
   for (int i = 0; i < spec.tensor_count(); ++i) {
     const TensorInfo t = spec.tensor(i);
-    if (t.kind == TensorKind::kFreqCisReal || t.kind == TensorKind::kFreqCisImag) continue;
+    if (t.role == TensorRole::kFreqCisReal || t.role == TensorRole::kFreqCisImag) continue;
     for (std::uint64_t b = t.offset; b < t.offset + t.bytes(); ++b) expected[b] = 1;
   }
   for (std::uint64_t b = 0; b < spec.header_bytes; ++b) expected[b] = 1;

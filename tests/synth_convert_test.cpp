@@ -8,7 +8,7 @@
 #include <ostream>
 
 #include "pocketlm/format/llama2c_reader.h"
-#include "pocketlm/io/file_storage.h"
+#include "ports/posix/file_storage.h"
 #include "golden_models.h"
 #include "test_support.h"
 
@@ -63,11 +63,11 @@ TEST(SynthConvertTest, V1InputConvertsLikeV0) {
   v1.insert(v1.end(), v0.begin(), v0.begin() + 28);  // the config
   v1.push_back(1);                                   // shared classifier
   v1.resize(kLlama2cHeaderBytes, 0);
-  using K = TensorKind;
+  using K = TensorRole;
   for (K kind : {K::kRmsAtt, K::kRmsFfn, K::kRmsFinal, K::kTokenEmbedding, K::kWq, K::kWk, K::kWv, K::kWo, K::kW1,
                  K::kW2, K::kW3}) {
     const TensorInfo t = spec.tensor(kind, 0);
-    const std::uint64_t bytes = t.data_bytes * (is_per_layer(kind) ? spec.config.n_layers : 1);
+    const std::uint64_t bytes = t.value_bytes * (is_per_layer(kind) ? spec.config.n_layers : 1);
     v1.insert(v1.end(), v0.begin() + static_cast<long>(t.offset), v0.begin() + static_cast<long>(t.offset + bytes));
   }
   const std::string dir = temp_dir(), v1_path = dir + "/v1.bin", out = dir + "/q80.bin";

@@ -2,12 +2,14 @@
 // the same code whatever the split, so the tokens must be identical for any thread count.
 #include <gtest/gtest.h>
 
+#include <memory>
+
 #include <vector>
 
 #include "golden_models.h"
-#include "pocketlm/io/file_storage.h"
+#include "ports/posix/file_storage.h"
 #include "pocketlm/runtime/session.h"
-#include "pocketlm/runtime/thread_pool.h"
+#include "ports/posix/thread_pool.h"
 #include "test_support.h"
 
 namespace pocketlm {
@@ -46,7 +48,10 @@ TEST_P(ThreadsTest, GreedyTokensMatchTheGoldenRun) {
   ASSERT_TRUE(model.open(path.c_str(), "model").ok());
   ASSERT_TRUE(tokenizer.open(test::model_path(c.tokenizer).c_str(), "tokenizer").ok());
   SessionOptions options;
-  options.threads = threads;
+  // The pool is made once, before the session: not per token.
+  std::unique_ptr<ThreadPool> pool;
+  if (threads > 1) pool = std::make_unique<ThreadPool>(threads);
+  options.parallel = pool.get();
   Session session;
   ASSERT_TRUE(session.open(model, tokenizer, options).ok());
   EXPECT_EQ(session.threads(), threads);

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "pocketlm/io/file_storage.h"
+#include "ports/posix/file_storage.h"
 #include "pocketlm/io/memory_storage.h"
 #include "pocketlm/text/tokenizer.h"
 #include "test_support.h"

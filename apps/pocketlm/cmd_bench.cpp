@@ -12,7 +12,8 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "pocketlm/base/byte_size.h"
-#include "pocketlm/io/file_storage.h"
+#include "ports/posix/file_storage.h"
+#include "ports/posix/thread_pool.h"
 #include "pocketlm/runtime/session.h"
 
 namespace pocketlm::cli {
@@ -99,7 +100,9 @@ int run_bench(const BenchOptions& o) {
   if (st.ok()) st = parse_int("-n", o.steps, 1, INT32_MAX, &steps);
   if (st.ok()) st = parse_int("--repeats", o.repeats, 1, 100000, &repeats);
   if (!st.ok()) return fail(st);
-  options.threads = static_cast<int>(threads);
+  std::unique_ptr<ThreadPool> pool;
+  if (threads > 1) pool = std::make_unique<ThreadPool>(static_cast<int>(threads));
+  options.parallel = pool.get();
   if (!o.kernels.empty()) {
     options.kernels = find_kernels(o.kernels.c_str());
     if (!options.kernels) return fail("--kernels: backend '" + o.kernels + "' is not available on this machine");
@@ -136,14 +139,14 @@ int run_bench(const BenchOptions& o) {
   for (double ms : t.decode_ms) decode_s += ms / 1e3;
   const double decode_tps = decode_s > 0 ? static_cast<double>(t.decode_ms.size()) / decode_s : 0.0;
   const double prefill_tps = t.prefill_s > 0 ? t.prefill_passes / t.prefill_s : 0.0;
-  const std::uint64_t bytes_per_token = session.transformer().weight_bytes_per_token();
+  const std::uint64_t bytes_per_token = session.model().weight_bytes_per_token();
 
   std::printf("%-22s | %s\n", "metric", "value");
   std::printf("-----------------------+------------------------------------------------\n");
   row("model", o.model);
   row("format", format_name(session.spec().format));
   row("kernels", session.kernels().name);
-  row("threads", std::to_string(options.threads));
+  row("threads", std::to_string(session.threads()));
   row("seq_len / steps", std::to_string(session.seq_len()) + " / " + std::to_string(n_steps) + ", prompt " +
                              std::to_string(n_prompt) + " tokens, " + std::to_string(repeats) + " repeats, greedy");
   row("prefill tok/s",

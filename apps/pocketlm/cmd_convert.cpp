@@ -15,7 +15,7 @@
 #include "output_file.h"
 #include "progress_bar.h"
 #include "pocketlm/format/llama2c_reader.h"
-#include "pocketlm/io/file_storage.h"
+#include "ports/posix/file_storage.h"
 #include "pocketlm/quant/q80.h"
 
 namespace pocketlm::cli {
@@ -33,7 +33,7 @@ void add_convert_command(CLI::App& app, ConvertOptions& o) {
 
 namespace {
 
-using K = TensorKind;
+using K = TensorRole;
 constexpr std::size_t kChunkValues = 64 * 1024;  // floats read per call: 256 KiB
 
 // The group size: --group-size if given, else export.py's rule extended to hidden_dim.
@@ -93,7 +93,7 @@ class Converter {
     const std::uint64_t n_scales = t.numel() / gs_;
     if (n_scales > scales_.max_size())
       return Status::error(StatusCode::kOutOfMemory, "%s: tensor %s needs %llu scales, more than this machine can hold",
-                           in_.name(), tensor_kind_name(t.kind), static_cast<unsigned long long>(n_scales));
+                           in_.name(), role_name(t.role), static_cast<unsigned long long>(n_scales));
     scales_.resize(static_cast<std::size_t>(n_scales));
     for (std::uint64_t done = 0; done < t.numel();) {
       const std::size_t n = next_chunk(t.numel() - done);  // a multiple of gs_: gs_ divides numel
@@ -154,7 +154,7 @@ Status convert(const ConvertOptions& o, std::int32_t* gs_used) {
   if (!spec.shared_classifier) matrices.push_back(spec.tensor(K::kWcls, -1));
   std::uint64_t total = 0;
   for (const auto* list : {&norms, &matrices})
-    for (const TensorInfo& t : *list) total += t.data_bytes;
+    for (const TensorInfo& t : *list) total += t.value_bytes;
 
   ProgressBar bar("convert", total);
   Converter conv(in, out, gs, bar);

@@ -5,7 +5,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "pocketlm/format/llama2c_reader.h"
-#include "pocketlm/io/file_storage.h"
+#include "ports/posix/file_storage.h"
 
 namespace pocketlm::cli {
 
@@ -41,9 +41,9 @@ int run_inspect(const InspectOptions& o) {
                   static_cast<unsigned long long>(t.cols));
     char layer[16] = "-";
     if (t.layer >= 0) std::snprintf(layer, sizeof layer, "%d", t.layer);
-    std::printf("%-16s %5s %-14s %-5s %12llu %12llu\n", tensor_kind_name(t.kind), layer, shape, dtype_name(t.dtype),
+    std::printf("%-16s %5s %-14s %-5s %12llu %12llu\n", role_name(t.role), layer, shape, type_name(t.type),
                 static_cast<unsigned long long>(t.offset), static_cast<unsigned long long>(t.bytes()));
-    if (t.kind != TensorKind::kFreqCisReal && t.kind != TensorKind::kFreqCisImag) params += t.numel();
+    if (t.role != TensorRole::kFreqCisReal && t.role != TensorRole::kFreqCisImag) params += t.numel();
   }
   std::printf("\nparameters  %llu\nheader      %llu bytes\n", static_cast<unsigned long long>(params),
               static_cast<unsigned long long>(spec.header_bytes));

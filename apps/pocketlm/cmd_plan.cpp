@@ -5,7 +5,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "pocketlm/base/byte_size.h"
-#include "pocketlm/io/file_storage.h"
+#include "ports/posix/file_storage.h"
 #include "pocketlm/runtime/session.h"
 
 namespace pocketlm::cli {

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <ctime>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -10,7 +11,9 @@
 #include "commands.h"
 #include "output_file.h"
 #include "pocketlm/base/byte_size.h"
-#include "pocketlm/io/file_storage.h"
+#include "ports/posix/clock.h"
+#include "ports/posix/file_storage.h"
+#include "ports/posix/thread_pool.h"
 #include "pocketlm/runtime/session.h"
 #include "pocketlm/text/utf8_stream.h"
 
@@ -107,7 +110,11 @@ int run_run(const RunOptions& o) {
   long long threads = 1;
   st = parse_int("--threads", o.threads, 1, 256, &threads);
   if (!st.ok()) return fail(st);
-  options.threads = static_cast<int>(threads);
+  // The pool is made here, by the platform, and lent to the session (the engine has no threads).
+  std::unique_ptr<ThreadPool> pool;
+  if (threads > 1) pool = std::make_unique<ThreadPool>(static_cast<int>(threads));
+  options.parallel = pool.get();
+  options.clock = monotonic_seconds;
   if (!o.kernels.empty()) {
     options.kernels = find_kernels(o.kernels.c_str());
     if (!options.kernels) return fail("--kernels: backend '" + o.kernels + "' is not available on this machine");

@@ -41,14 +41,14 @@ constexpr Shape kShapes[] = {
     {"stories110M", {768, 2048, 12, 12, 12, 32000, 1024}},
 };
 
-using K = TensorKind;
+using K = TensorRole;
 // v0 file order; the classifier is shared, so there is no wcls.
 constexpr K kV0Order[] = {K::kTokenEmbedding, K::kRmsAtt, K::kWq, K::kWk, K::kWv, K::kWo, K::kRmsFfn,
                           K::kW1, K::kW2, K::kW3, K::kRmsFinal, K::kFreqCisReal, K::kFreqCisImag};
 
 std::uint64_t value_count(const ModelSpec& spec, K kind) {
   std::uint64_t rows = 0, cols = 0;
-  spec.shape(kind, &rows, &cols);
+  role_shape(spec.config, kind, &rows, &cols);
   return rows * cols * (is_per_layer(kind) ? static_cast<std::uint64_t>(spec.config.n_layers) : 1);
 }
 
@@ -56,7 +56,7 @@ std::uint64_t value_count(const ModelSpec& spec, K kind) {
 Status write_tensor(const ModelSpec& spec, K kind, SplitMix64& rng, std::vector<float>& buffer, OutputFile& out,
                     ProgressBar& bar) {
   std::uint64_t rows = 0, fan_in = 0;
-  spec.shape(kind, &rows, &fan_in);
+  role_shape(spec.config, kind, &rows, &fan_in);
   const bool zeros = kind == K::kFreqCisReal || kind == K::kFreqCisImag;  // unused: RoPE is computed
   const bool norm = kind == K::kRmsAtt || kind == K::kRmsFfn || kind == K::kRmsFinal;
   const float scale = 1.0f / std::sqrt(static_cast<float>(fan_in));

@@ -1,6 +1,6 @@
 #include "pocketlm/base/byte_size.h"
 
-#include <cstdio>
+#include "pocketlm/base/format.h"
 #include <cstring>
 
 namespace pocketlm {
@@ -77,7 +77,7 @@ Status parse_byte_size(const char* what, const char* text, std::uint64_t* bytes)
 void format_byte_size(std::uint64_t bytes, char* buf, std::size_t buf_size) {
   static const char* const kUnits[] = {"KiB", "MiB", "GiB", "TiB"};
   if (bytes < 1024) {
-    std::snprintf(buf, buf_size, "%llu B", static_cast<unsigned long long>(bytes));
+    format_to(buf, buf_size, "%llu B", static_cast<unsigned long long>(bytes));
     return;
   }
   double v = static_cast<double>(bytes) / 1024.0;
@@ -86,7 +86,7 @@ void format_byte_size(std::uint64_t bytes, char* buf, std::size_t buf_size) {
     v /= 1024.0;
     ++unit;
   }
-  std::snprintf(buf, buf_size, "%.2f %s", v, kUnits[unit]);
+  format_to(buf, buf_size, "%.2f %s", v, kUnits[unit]);
 }
 
 }  // namespace pocketlm

@@ -1,7 +1,8 @@
 #include "pocketlm/base/status.h"
 
 #include <cstdarg>
-#include <cstdio>
+
+#include "pocketlm/base/format.h"
 
 namespace pocketlm {
 
@@ -10,7 +11,7 @@ Status Status::error(StatusCode code, const char* fmt, ...) {
   s.code_ = code;
   va_list args;
   va_start(args, fmt);
-  std::vsnprintf(s.message_, kMaxMessage, fmt, args);
+  vformat_to(s.message_, kMaxMessage, fmt, args);
   va_end(args);
   return s;
 }

@@ -37,38 +37,22 @@ Status validate_config(const Storage& s, const std::int32_t raw[7], ModelConfig*
   return Status();
 }
 
-// Lays out `order` starting at `offset`; returns the end offset in *end.
-Status layout(const Storage& s, ModelSpec* spec, const TensorKind* order, int count, std::uint64_t offset,
+// Lays out `order` starting at `offset`; returns the end offset in *end. v2 files store every
+// matrix as q80 and keep norm vectors in fp32.
+Status layout(const Storage& s, ModelSpec* spec, const TensorRole* order, int count, std::uint64_t offset,
               std::uint64_t* end) {
-  spec->order_count_ = count;
   for (int i = 0; i < count; ++i) {
-    const TensorKind kind = order[i];
-    spec->order_[i] = kind;
-    std::uint64_t rows = 0, cols = 0, numel = 0, per_layer = 0, total = 0;
-    spec->shape(kind, &rows, &cols);
-    if (!checked_mul(rows, cols, &numel))
-      return Status::error(StatusCode::kBadFormat, "%s: tensor %s of %llu x %llu elements overflows 64 bits",
-                           s.name(), tensor_kind_name(kind), static_cast<unsigned long long>(rows),
-                           static_cast<unsigned long long>(cols));
-    bool ok = true;
-    if (spec->dtype(kind) == DType::kF32) {
-      ok = checked_mul(numel, 4, &per_layer);
-    } else {
-      // int8 values then one fp32 scale per group (numel is a multiple of group_size).
-      std::uint64_t scales = numel / static_cast<std::uint64_t>(spec->group_size) * 4;
-      ok = checked_add(numel, scales, &per_layer);
-    }
-    const std::uint64_t layers = is_per_layer(kind) ? static_cast<std::uint64_t>(spec->config.n_layers) : 1;
-    if (!ok || !checked_mul(per_layer, layers, &total) || !checked_add(offset, total, &offset))
+    const TensorRole role = order[i];
+    std::uint64_t rows = 0, cols = 0;
+    role_shape(spec->config, role, &rows, &cols);
+    const bool q80 = spec->format == ModelFormat::kLlama2cV2 && rows > 1;
+    if (!spec->add_role(role, q80 ? TensorType::kQ80 : TensorType::kF32, q80 ? spec->group_size : 0, rows, cols,
+                        offset, &offset))
       return Status::error(StatusCode::kBadFormat,
                            "%s: header implies a size that overflows 64 bits (tensor %s, dim %d, hidden_dim %d, "
                            "n_layers %d, vocab_size %d)",
-                           s.name(), tensor_kind_name(kind), spec->config.dim, spec->config.hidden_dim,
+                           s.name(), role_name(role), spec->config.dim, spec->config.hidden_dim,
                            spec->config.n_layers, spec->config.vocab_size);
-    auto& k = spec->kinds_[static_cast<int>(kind)];
-    k.present = true;
-    k.base = offset - total;
-    k.stride = per_layer;
   }
   *end = offset;
   return Status();
@@ -144,7 +128,7 @@ Status read_llama2c_spec(Storage& storage, ModelSpec* spec) {
     spec->group_size = gs;
   }
 
-  using K = TensorKind;
+  using K = TensorRole;
   static const K kV0[] = {K::kTokenEmbedding, K::kRmsAtt, K::kWq, K::kWk, K::kWv, K::kWo, K::kRmsFfn,
                           K::kW1, K::kW2, K::kW3, K::kRmsFinal, K::kFreqCisReal, K::kFreqCisImag, K::kWcls};
   static const K kV1[] = {K::kRmsAtt, K::kRmsFfn, K::kRmsFinal, K::kTokenEmbedding, K::kWq, K::kWk, K::kWv,
@@ -167,18 +151,6 @@ Status read_llama2c_spec(Storage& storage, ModelSpec* spec) {
                          "the file has %llu",
                          storage.name(), static_cast<unsigned long long>(file_bytes - expected),
                          static_cast<unsigned long long>(expected), static_cast<unsigned long long>(file_bytes));
-  return Status();
-}
-
-Status check_tensors_addressable(const char* name, const ModelSpec& spec, std::uint64_t max_bytes) {
-  for (int i = 0; i < spec.tensor_count(); ++i) {
-    const TensorInfo t = spec.tensor(i);
-    if (t.bytes() <= max_bytes) continue;
-    return Status::error(StatusCode::kOutOfMemory,
-                         "%s: tensor %s is %llu bytes, more than this machine can address (%llu bytes at most)", name,
-                         tensor_kind_name(t.kind), static_cast<unsigned long long>(t.bytes()),
-                         static_cast<unsigned long long>(max_bytes));
-  }
   return Status();
 }
 

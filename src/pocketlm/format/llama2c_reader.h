@@ -18,11 +18,4 @@ inline constexpr std::uint64_t kLlama2cHeaderBytes = 256;    // v1 and v2
 // file size exactly equal to what the header implies (overflow-checked).
 Status read_llama2c_spec(Storage& storage, ModelSpec* spec);
 
-// Refuses a model one of whose tensors (values plus q8_0 scales) is larger than `max_bytes`,
-// with a one-line kOutOfMemory error naming the file, the tensor and its size. The engine and
-// the CLI pass SIZE_MAX before sizing anything in memory: a header is validated in 64-bit
-// arithmetic, but on a 32-bit host (MIPS, Xtensa) a tensor of 4 GiB or more cannot be held,
-// indexed or even sized in size_t. Tests pass a smaller limit to exercise it on 64-bit hosts.
-Status check_tensors_addressable(const char* name, const ModelSpec& spec, std::uint64_t max_bytes);
-
 }  // namespace pocketlm

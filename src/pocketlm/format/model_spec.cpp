@@ -1,5 +1,8 @@
 #include "pocketlm/format/model_spec.h"
 
+#include "pocketlm/base/checked.h"
+#include "pocketlm/base/status.h"
+
 namespace pocketlm {
 
 const char* format_name(ModelFormat format) {
@@ -11,53 +14,46 @@ const char* format_name(ModelFormat format) {
   return "?";
 }
 
-const char* dtype_name(DType dtype) { return dtype == DType::kF32 ? "f32" : "q8_0"; }
-
-const char* tensor_kind_name(TensorKind kind) {
-  static const char* const kNames[] = {"token_embedding", "rms_att", "wq", "wk", "wv", "wo", "rms_ffn",
-                                       "w1", "w2", "w3", "rms_final", "freq_cis_real", "freq_cis_imag",
-                                       "wcls"};
-  int i = static_cast<int>(kind);
-  return i >= 0 && i < static_cast<int>(TensorKind::kCount) ? kNames[i] : "?";
-}
-
-bool is_per_layer(TensorKind kind) {
-  switch (kind) {
-    case TensorKind::kRmsAtt: case TensorKind::kWq: case TensorKind::kWk: case TensorKind::kWv:
-    case TensorKind::kWo: case TensorKind::kRmsFfn: case TensorKind::kW1: case TensorKind::kW2:
-    case TensorKind::kW3:
-      return true;
-    default:
-      return false;
-  }
-}
-
-void ModelSpec::shape(TensorKind kind, std::uint64_t* rows, std::uint64_t* cols) const {
-  const auto dim = static_cast<std::uint64_t>(config.dim);
-  const auto hidden = static_cast<std::uint64_t>(config.hidden_dim);
-  const auto kv_dim = static_cast<std::uint64_t>(config.kv_dim());
-  const auto vocab = static_cast<std::uint64_t>(config.vocab_size);
+void role_shape(const ModelConfig& c, TensorRole role, std::uint64_t* rows, std::uint64_t* cols) {
+  const auto dim = static_cast<std::uint64_t>(c.dim);
+  const auto hidden = static_cast<std::uint64_t>(c.hidden_dim);
+  const auto kv_dim = static_cast<std::uint64_t>(c.kv_dim());
+  const auto vocab = static_cast<std::uint64_t>(c.vocab_size);
+  using R = TensorRole;
   *rows = 1;
-  switch (kind) {
-    case TensorKind::kTokenEmbedding: case TensorKind::kWcls: *rows = vocab; *cols = dim; break;
-    case TensorKind::kRmsAtt: case TensorKind::kRmsFfn: case TensorKind::kRmsFinal: *cols = dim; break;
-    case TensorKind::kWq: case TensorKind::kWo: *rows = dim; *cols = dim; break;
-    case TensorKind::kWk: case TensorKind::kWv: *rows = kv_dim; *cols = dim; break;
-    case TensorKind::kW1: case TensorKind::kW3: *rows = hidden; *cols = dim; break;
-    case TensorKind::kW2: *rows = dim; *cols = hidden; break;
-    case TensorKind::kFreqCisReal: case TensorKind::kFreqCisImag:
-      *rows = static_cast<std::uint64_t>(config.seq_len);
-      *cols = static_cast<std::uint64_t>(config.head_size() / 2);
+  switch (role) {
+    case R::kTokenEmbedding: case R::kWcls: *rows = vocab; *cols = dim; break;
+    case R::kRmsAtt: case R::kRmsFfn: case R::kRmsFinal: *cols = dim; break;
+    case R::kWq: case R::kWo: *rows = dim; *cols = dim; break;
+    case R::kWk: case R::kWv: *rows = kv_dim; *cols = dim; break;
+    case R::kW1: case R::kW3: *rows = hidden; *cols = dim; break;
+    case R::kW2: *rows = dim; *cols = hidden; break;
+    case R::kFreqCisReal: case R::kFreqCisImag:
+      *rows = static_cast<std::uint64_t>(c.seq_len);
+      *cols = static_cast<std::uint64_t>(c.head_size() / 2);
       break;
     default: *cols = 0; break;
   }
 }
 
-DType ModelSpec::dtype(TensorKind kind) const {
-  if (format != ModelFormat::kLlama2cV2) return DType::kF32;
-  std::uint64_t rows = 0, cols = 0;
-  shape(kind, &rows, &cols);
-  return rows > 1 ? DType::kQ8_0 : DType::kF32;  // v2 keeps norm vectors in fp32
+bool ModelSpec::add_role(TensorRole role, TensorType type, int group, std::uint64_t rows, std::uint64_t cols,
+                         std::uint64_t offset, std::uint64_t* end) {
+  RoleEntry e;
+  e.present = true;
+  e.type = type;
+  e.group = group;
+  e.rows = rows;
+  e.cols = cols;
+  e.base = offset;
+  std::uint64_t numel = 0, total = 0;
+  const std::uint64_t layers = is_per_layer(role) ? static_cast<std::uint64_t>(config.n_layers) : 1;
+  if (!checked_mul(rows, cols, &numel) || !type_bytes(type, numel, group, &e.value_bytes, &e.scale_bytes) ||
+      !checked_add(e.value_bytes, e.scale_bytes, &e.stride) || !checked_mul(e.stride, layers, &total) ||
+      !checked_add(offset, total, end))
+    return false;
+  roles_[static_cast<int>(role)] = e;
+  order_[order_count_++] = role;
+  return true;
 }
 
 int ModelSpec::tensor_count() const {
@@ -75,23 +71,33 @@ TensorInfo ModelSpec::tensor(int index) const {
   return TensorInfo{};
 }
 
-TensorInfo ModelSpec::tensor(TensorKind kind, int layer) const {
+TensorInfo ModelSpec::tensor(TensorRole role, int layer) const {
+  const RoleEntry& e = roles_[static_cast<int>(role)];
   TensorInfo t;
-  t.kind = kind;
-  t.layer = is_per_layer(kind) ? layer : -1;
-  shape(kind, &t.rows, &t.cols);
-  t.dtype = dtype(kind);
-  const KindLayout& k = kinds_[static_cast<int>(kind)];
+  t.role = role;
+  t.layer = is_per_layer(role) ? layer : -1;
+  t.rows = e.rows;
+  t.cols = e.cols;
+  t.type = e.type;
+  t.group = e.group;
   // Offsets were range-checked against the file size when the spec was read.
-  t.offset = k.base + (t.layer < 0 ? 0 : static_cast<std::uint64_t>(t.layer) * k.stride);
-  if (t.dtype == DType::kF32) {
-    t.data_bytes = t.numel() * 4;
-  } else {
-    t.data_bytes = t.numel();
-    t.scales_offset = t.offset + t.data_bytes;
-    t.scales_bytes = t.numel() / static_cast<std::uint64_t>(group_size) * 4;
-  }
+  t.offset = e.base + (t.layer < 0 ? 0 : static_cast<std::uint64_t>(t.layer) * e.stride);
+  t.value_bytes = e.value_bytes;
+  t.scale_bytes = e.scale_bytes;
+  t.scales_offset = e.scale_bytes ? t.offset + e.value_bytes : 0;
   return t;
+}
+
+Status check_tensors_addressable(const char* name, const ModelSpec& spec, std::uint64_t max_bytes) {
+  for (int i = 0; i < spec.tensor_count(); ++i) {
+    const TensorInfo t = spec.tensor(i);
+    if (t.bytes() <= max_bytes) continue;
+    return Status::error(StatusCode::kOutOfMemory,
+                         "%s: tensor %s is %llu bytes, more than this machine can address (%llu bytes at most)", name,
+                         role_name(t.role), static_cast<unsigned long long>(t.bytes()),
+                         static_cast<unsigned long long>(max_bytes));
+  }
+  return Status();
 }
 
 }  // namespace pocketlm

@@ -1,18 +1,20 @@
-// ModelSpec: what a checkpoint header says — the config, the quantization group size and
-// where every tensor lives in the file — validated before a single weight byte is read.
+// ModelSpec: what a model file says — the architecture, the config and a tensor table (role,
+// layer, type, shape, offset, bytes) — validated before a single weight byte is read. Every
+// reader (format/model_reader.h) produces one; everything after the reader is format-agnostic.
 #pragma once
 
 #include <cstdint>
 
+#include "pocketlm/base/status.h"
+#include "pocketlm/format/tensor_role.h"
+#include "pocketlm/quant/tensor_type.h"
+
 namespace pocketlm {
 
 enum class ModelFormat { kLlama2cV0, kLlama2cV1, kLlama2cV2 };
-enum class DType { kF32, kQ8_0 };
-
 const char* format_name(ModelFormat format);  // "llama2.c v0 (legacy fp32)", ...
-const char* dtype_name(DType dtype);           // "f32", "q8_0"
 
-// The seven header integers of llama2.c, after validation (all positive).
+// The hyperparameters of a Llama-family decoder, after validation (all dims positive).
 struct ModelConfig {
   std::int32_t dim = 0;         // residual stream width
   std::int32_t hidden_dim = 0;  // SwiGLU FFN width
@@ -21,63 +23,80 @@ struct ModelConfig {
   std::int32_t n_kv_heads = 0;  // key/value heads (GQA when < n_heads)
   std::int32_t vocab_size = 0;
   std::int32_t seq_len = 0;     // maximum context, tokens
+  // Fixed in llama2.c (run.c's constants); carried by GGUF and PLE models.
+  float rms_eps = 1e-5f;         // RMSNorm epsilon
+  float rope_theta = 10000.0f;   // RoPE base frequency
+  std::int32_t bos_id = 1;       // begin-of-sequence token; generating it ends a run (run.c)
+  std::int32_t eos_id = 2;       // end-of-sequence token
 
   std::int32_t head_size() const { return dim / n_heads; }
   std::int32_t kv_dim() const { return dim / n_heads * n_kv_heads; }
 };
 
-enum class TensorKind {
-  kTokenEmbedding, kRmsAtt, kWq, kWk, kWv, kWo, kRmsFfn, kW1, kW2, kW3, kRmsFinal,
-  kFreqCisReal, kFreqCisImag, kWcls, kCount
-};
-
-const char* tensor_kind_name(TensorKind kind);  // "token_embedding", "wq", ...
-bool is_per_layer(TensorKind kind);
-
 // One tensor of the file. Matrices are row-major [rows, cols] = [out, in]; vectors have
-// rows == 1. A q8_0 tensor is `rows*cols` int8 values at `offset` followed by
-// rows*cols/group_size fp32 scales at `scales_offset`.
+// rows == 1. Types with a separate scale stream (q80) keep it at scales_offset.
 struct TensorInfo {
-  TensorKind kind = TensorKind::kCount;
+  TensorRole role = TensorRole::kCount;
   int layer = -1;  // -1 for tensors shared by all layers
   std::uint64_t rows = 0, cols = 0;
-  DType dtype = DType::kF32;
+  TensorType type = TensorType::kF32;
+  int group = 0;                   // elements per block for types whose block is per tensor
   std::uint64_t offset = 0;        // file offset of the values
-  std::uint64_t data_bytes = 0;    // bytes of the values (4 per f32, 1 per int8)
+  std::uint64_t value_bytes = 0;
   std::uint64_t scales_offset = 0;
-  std::uint64_t scales_bytes = 0;  // 0 for f32
-  std::uint64_t bytes() const { return data_bytes + scales_bytes; }
+  std::uint64_t scale_bytes = 0;   // 0 for types without a scale stream
+  std::uint64_t bytes() const { return value_bytes + scale_bytes; }
   std::uint64_t numel() const { return rows * cols; }
 };
 
 struct ModelSpec {
   ModelFormat format = ModelFormat::kLlama2cV0;
+  const char* architecture = "llama";  // selects the model kind (model/model_kind.h)
   ModelConfig config;
-  bool shared_classifier = true;
-  std::int32_t group_size = 0;  // q8_0 group size; 0 for fp32 files
+  bool shared_classifier = true;  // the classifier is the token-embedding table
+  std::int32_t group_size = 0;    // llama2.c q80 group size; 0 for fp32 files
   std::uint64_t header_bytes = 0;
-  std::uint64_t file_bytes = 0;  // equals the size the header implies
+  std::uint64_t file_bytes = 0;   // equals the size the header implies
 
-  // Tensors in file order (per-layer kinds expand to n_layers entries).
+  // Tensors in file order (per-layer roles expand to n_layers entries, layer by layer).
   int tensor_count() const;
   TensorInfo tensor(int index) const;
-  // The tensor of `kind` for `layer` (ignored for global tensors). Must be present.
-  TensorInfo tensor(TensorKind kind, int layer) const;
-  bool has(TensorKind kind) const { return kinds_[static_cast<int>(kind)].present; }
-  DType dtype(TensorKind kind) const;
+  // The tensor of `role` for `layer` (ignored for global roles). The role must be present.
+  TensorInfo tensor(TensorRole role, int layer) const;
+  bool has(TensorRole role) const { return roles_[static_cast<int>(role)].present; }
+  TensorType type(TensorRole role) const { return roles_[static_cast<int>(role)].type; }
 
-  // Filled by the reader: the file offset of each kind's first layer and the per-layer stride.
-  struct KindLayout {
+  // For readers: declares that `role` is stored as `type` [rows, cols] at `offset` (layer 0)
+  // with `stride` bytes between layers, its scale stream (if the type has one) right after
+  // each tensor's values. Roles are listed in the order they are added. false (and nothing
+  // added) when a size overflows 64 bits; the end offset of the last layer goes to *end.
+  bool add_role(TensorRole role, TensorType type, int group, std::uint64_t rows, std::uint64_t cols,
+                std::uint64_t offset, std::uint64_t* end);
+
+ private:
+  struct RoleEntry {
     bool present = false;
-    std::uint64_t base = 0;
-    std::uint64_t stride = 0;
+    TensorType type = TensorType::kF32;
+    int group = 0;
+    std::uint64_t rows = 0, cols = 0;
+    std::uint64_t base = 0;         // offset of layer 0 (or of the one tensor)
+    std::uint64_t stride = 0;       // bytes per layer
+    std::uint64_t value_bytes = 0;  // per tensor
+    std::uint64_t scale_bytes = 0;
   };
-  KindLayout kinds_[static_cast<int>(TensorKind::kCount)];
-  TensorKind order_[static_cast<int>(TensorKind::kCount)] = {};
+  RoleEntry roles_[kTensorRoleCount];
+  TensorRole order_[kTensorRoleCount] = {};
   int order_count_ = 0;
-
-  // Shape of a kind under this config.
-  void shape(TensorKind kind, std::uint64_t* rows, std::uint64_t* cols) const;
 };
+
+// The shape of `role` under `config` (rows, cols) in llama2.c's layout.
+void role_shape(const ModelConfig& config, TensorRole role, std::uint64_t* rows, std::uint64_t* cols);
+
+// Refuses a model one of whose tensors (values plus q8_0 scales) is larger than `max_bytes`,
+// with a one-line kOutOfMemory error naming the file, the tensor and its size. The engine and
+// the CLI pass SIZE_MAX before sizing anything in memory: a header is validated in 64-bit
+// arithmetic, but on a 32-bit host (MIPS, Xtensa) a tensor of 4 GiB or more cannot be held,
+// indexed or even sized in size_t. Tests pass a smaller limit to exercise it on 64-bit hosts.
+Status check_tensors_addressable(const char* name, const ModelSpec& spec, std::uint64_t max_bytes);
 
 }  // namespace pocketlm

@@ -281,19 +281,17 @@ void attention(const AttentionArgs& a) {
 }  // namespace
 
 const Kernels& avx2_kernels() {
-  static const Kernels kAvx2 = {
-      "avx2",
-      true,
-      kLanes,
-      matmul_f32,
-      matmul_q80,
-      reference::rmsnorm,
-      reference::softmax,
-      attention,
-      reference::swiglu,
-      quantize_q80,
-      q80_interleave,
-  };
+  static const Kernels kAvx2 = [] {
+    Kernels k = reference_kernels();
+    k.name = "avx2";
+    k.matmul[type_index(TensorType::kF32)] = matmul_f32_entry<matmul_f32>;
+    k.matmul[type_index(TensorType::kQ80)] = matmul_q80_entry<matmul_q80>;
+    k.interleave[type_index(TensorType::kF32)] = fixed_interleave<kLanes>;
+    k.interleave[type_index(TensorType::kQ80)] = q80_interleave;
+    k.quantize_act[type_index(TensorType::kQ80)] = quantize_q80_entry<quantize_q80>;
+    k.attention = attention;
+    return k;
+  }();
   return kAvx2;
 }
 

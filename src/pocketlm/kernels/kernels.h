@@ -1,9 +1,15 @@
-// The kernel table: every hot loop of the forward pass behind one function pointer, so
-// that a backend (reference, avx2, neon, tiled4, a PSP VFPU one) replaces them as a set.
-// Shapes are in elements; matrices are row-major [d rows (out), n cols (in)].
+// The kernel table: every hot loop of the forward pass behind one function pointer, so that a
+// backend (reference, avx2, neon, tiled4, a PSP VFPU one) replaces them as a set. Matmul,
+// activation quantization and weight layout are indexed by tensor type (quant/tensor_type.h):
+// a new type adds a slot, not a field. Backends start from the reference table and override
+// what they accelerate (kernels/registry.cpp checks that a model's types are all covered).
+// Shapes are in elements; matrices are row-major [rows (out), cols (in)] unless interleaved.
 #pragma once
 
 #include <cstdint>
+
+#include "pocketlm/base/status.h"
+#include "pocketlm/quant/matrix.h"
 
 namespace pocketlm {
 
@@ -21,41 +27,56 @@ struct AttentionArgs {
   int head_end = -1;
 };
 
+// A matmul's input vector in the activation type of the weights (TypeTraits::activation):
+// f32 values, or q80 int8 values with one fp32 scale per `group` (quantized once per vector).
+struct Activation {
+  const void* values;
+  const float* scales;  // null for f32
+  int n;
+  int group;
+
+  const float* f32() const { return static_cast<const float*>(values); }
+};
+
+// out[0..rows) = W[0..rows, :] · x, each row in the reference's summation order. W is a view
+// (quant/matrix.h: rows_from) whose first row starts an interleaved block.
+using MatmulFn = void (*)(float* out, const Matrix& w, const Activation& x, int rows);
+// Quantizes activations x[n] (n a multiple of group) to an activation type's values/scales.
+using QuantizeFn = void (*)(const float* x, int n, int group, void* values, float* scales);
+// Rows per interleaved block this backend reads for a type at a group size (1 = row-major).
+using InterleaveFn = int (*)(int group);
+
 struct Kernels {
   const char* name;
   // Whether results are bit-identical to `reference` (and so to llama2.c).
   bool exact;
-  // Row interleave of the fp32 weight matrices this backend reads (kernels/row_interleave.h);
-  // 1 = row-major. Matrices are repacked at load time.
-  int f32_interleave;
-  // out[d] = W[d,n] · x[n], fp32, each row summed in index order; W in f32_interleave layout.
-  void (*matmul_f32)(float* out, const float* x, const float* w, int n, int d);
-  // out[d] = W · x with int8 groups (W in the q80_interleave layout): per group an int32 dot, then
-  // acc += ((float)isum * w_scale) * x_scale, groups in order (runq.c's matmul). n is a
-  // multiple of group_size (the format reader refuses other files), and xq is in [-127, 127].
-  void (*matmul_q80)(float* out, const std::int8_t* xq, const float* xs, const std::int8_t* wq,
-                     const float* ws, int n, int d, int group_size);
-  // out[n] = w * (x / rms(x)), eps 1e-5 (run.c's rmsnorm). out may alias x.
-  void (*rmsnorm)(float* out, const float* x, const float* w, int n);
+  MatmulFn matmul[kTensorTypeCount];
+  // Indexed by activation type; null for f32 (the vector is used as it is).
+  QuantizeFn quantize_act[kTensorTypeCount];
+  // Null = row-major for every group size. Matrices are repacked at load time.
+  InterleaveFn interleave[kTensorTypeCount];
+  // out[n] = w * (x / sqrt(mean(x^2) + eps)) (run.c's rmsnorm, eps 1e-5 there). out may alias x.
+  void (*rmsnorm)(float* out, const float* x, const float* w, int n, float eps);
   // In-place softmax over n values (subtract the max, expf, divide by the sum).
   void (*softmax)(float* x, int n);
   // Multi-head attention with grouped KV heads (kv head = h / (n_heads / n_kv_heads)).
   void (*attention)(const AttentionArgs& args);
   // SwiGLU: hb[i] = silu(hb[i]) * hb2[i].
   void (*swiglu)(float* hb, const float* hb2, int n);
-  // Quantizes activations to q8_0 groups (see quant/q80.h).
-  void (*quantize_q80)(const float* x, int n, int group_size, std::int8_t* q, float* s);
-  // Row interleave of q8_0 weight matrices for a group size (kernels/q80_interleave.h);
-  // nullptr = row-major for every group size. Matrices are repacked at load time.
-  int (*q80_interleave)(int group_size) = nullptr;
 };
 
-// The q8_0 interleave `kernels` reads for `group_size` (1 = row-major).
-inline int q80_interleave_of(const Kernels& kernels, int group_size) {
-  return kernels.q80_interleave ? kernels.q80_interleave(group_size) : 1;
+// Rows per interleaved block `kernels` reads for `type` at `group` (1 = row-major).
+inline int interleave_of(const Kernels& kernels, TensorType type, int group) {
+  const InterleaveFn f = kernels.interleave[type_index(type)];
+  return f ? f(group) : 1;
 }
 
-// The scalar backend that reproduces llama2.c's run.c/runq.c arithmetic bit for bit.
+// Whether `kernels` can run a matmul over `type` (its matmul and, for a quantized activation
+// type, its quantizer). Error (kUnsupported) names the backend, the tensor and the type.
+Status check_kernels_cover(const Kernels& kernels, TensorType type, const char* tensor);
+
+// The scalar backend that reproduces llama2.c's run.c/runq.c arithmetic bit for bit; every
+// other backend is a copy of it with overrides.
 const Kernels& reference_kernels();
 
 // Looks a backend up by name ("reference", ...). Returns nullptr when this build or this
@@ -63,7 +84,27 @@ const Kernels& reference_kernels();
 const Kernels* find_kernels(const char* name);
 // The fastest exact backend available on this CPU.
 const Kernels& default_kernels();
-// Names of every backend compiled into this build, for help texts.
+// Names of every backend compiled into this build, for help texts (null-terminated).
 const char* const* kernel_names();
+
+// Adapters from a backend's raw loops to the table's signatures.
+template <void (*F)(float* out, const float* x, const float* w, int n, int d)>
+void matmul_f32_entry(float* out, const Matrix& w, const Activation& x, int rows) {
+  F(out, x.f32(), w.f32(), w.cols, rows);
+}
+template <void (*F)(float* out, const std::int8_t* xq, const float* xs, const std::int8_t* wq, const float* ws, int n,
+                    int d, int group_size)>
+void matmul_q80_entry(float* out, const Matrix& w, const Activation& x, int rows) {
+  F(out, static_cast<const std::int8_t*>(x.values), x.scales, static_cast<const std::int8_t*>(w.values), w.scales,
+    w.cols, rows, w.group);
+}
+template <void (*F)(const float* x, int n, int group, std::int8_t* q, float* s)>
+void quantize_q80_entry(const float* x, int n, int group, void* values, float* scales) {
+  F(x, n, group, static_cast<std::int8_t*>(values), scales);
+}
+template <int kRows>
+int fixed_interleave(int) {
+  return kRows;
+}
 
 }  // namespace pocketlm

@@ -116,18 +116,14 @@ void matmul_q80(float* out, const std::int8_t* xq, const float* xs, const std::i
 }  // namespace
 
 const Kernels& neon_kernels() {
-  static const Kernels kNeon = {
-      "neon",
-      true,
-      kLanes,
-      matmul_f32,
-      matmul_q80,
-      reference::rmsnorm,
-      reference::softmax,
-      reference::attention,
-      reference::swiglu,
-      quantize_q80_activations,
-  };
+  static const Kernels kNeon = [] {
+    Kernels k = reference_kernels();
+    k.name = "neon";
+    k.matmul[type_index(TensorType::kF32)] = matmul_f32_entry<matmul_f32>;
+    k.matmul[type_index(TensorType::kQ80)] = matmul_q80_entry<matmul_q80>;
+    k.interleave[type_index(TensorType::kF32)] = fixed_interleave<kLanes>;
+    return k;
+  }();
   return kNeon;
 }
 

@@ -34,11 +34,11 @@ void matmul_q80(float* out, const std::int8_t* xq, const float* xs, const std::i
   }
 }
 
-void rmsnorm(float* out, const float* x, const float* w, int n) {
+void rmsnorm(float* out, const float* x, const float* w, int n, float eps) {
   float ss = 0.0f;
   for (int j = 0; j < n; ++j) ss += x[j] * x[j];
   ss /= static_cast<float>(n);
-  ss += 1e-5f;
+  ss += eps;
   ss = 1.0f / std::sqrt(ss);
   for (int j = 0; j < n; ++j) out[j] = w[j] * (ss * x[j]);
 }
@@ -102,7 +102,10 @@ void attention(const AttentionArgs& a) {
 void swiglu(float* hb, const float* hb2, int n) {
   for (int i = 0; i < n; ++i) {
     float val = hb[i];
-    val *= (1.0f / (1.0f + std::exp(-val)));
+    // run.c: val *= 1 / (1 + expf(-val)). For -val past kSiluExpLimit expf overflows to inf,
+    // which a PSP's FPU traps on; there 1 / (1 + inf) is 0, so multiplying by 0.0f gives the
+    // same bits (a signed zero) without the overflow.
+    val *= -val > kSiluExpLimit ? 0.0f : (1.0f / (1.0f + std::exp(-val)));
     val *= hb2[i];
     hb[i] = val;
   }
@@ -112,10 +115,19 @@ void swiglu(float* hb, const float* hb2, int n) {
 
 const Kernels& reference_kernels() {
   using namespace reference;
-  static const Kernels kReference = {
-      "reference", true, 1, matmul_f32, matmul_q80, rmsnorm, softmax, attention, swiglu,
-      quantize_q80_activations,
-  };
+  static const Kernels kReference = [] {
+    Kernels k{};
+    k.name = "reference";
+    k.exact = true;
+    k.matmul[type_index(TensorType::kF32)] = matmul_f32_entry<matmul_f32>;
+    k.matmul[type_index(TensorType::kQ80)] = matmul_q80_entry<matmul_q80>;
+    k.quantize_act[type_index(TensorType::kQ80)] = quantize_q80_entry<quantize_q80_activations>;
+    k.rmsnorm = rmsnorm;
+    k.softmax = softmax;
+    k.attention = attention;
+    k.swiglu = swiglu;
+    return k;
+  }();
   return kReference;
 }
 

@@ -248,18 +248,15 @@ void attention(const AttentionArgs& a) {
 }  // namespace
 
 const Kernels& tiled4_kernels() {
-  static const Kernels kTiled4 = {
-      "tiled4",
-      true,
-      kLanes,
-      matmul_f32,
-      matmul_q80,
-      reference::rmsnorm,
-      reference::softmax,
-      attention,
-      reference::swiglu,
-      quantize_q80_activations,
-  };
+  static const Kernels kTiled4 = [] {
+    Kernels k = reference_kernels();
+    k.name = "tiled4";
+    k.matmul[type_index(TensorType::kF32)] = matmul_f32_entry<matmul_f32>;
+    k.matmul[type_index(TensorType::kQ80)] = matmul_q80_entry<matmul_q80>;
+    k.interleave[type_index(TensorType::kF32)] = fixed_interleave<kLanes>;
+    k.attention = attention;
+    return k;
+  }();
   return kTiled4;
 }
 

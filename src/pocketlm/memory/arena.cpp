@@ -51,10 +51,10 @@ Status Arena::allocate(std::uint64_t bytes, const char* region, void** out) {
                          "arena: %s needs %llu more bytes but only %llu of %llu are left", region,
                          static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(capacity_ - used_),
                          static_cast<unsigned long long>(capacity_));
+  if (recorder_) POCKETLM_TRY(recorder_->add(region, bytes, ""));
   *out = measuring_ ? nullptr : base_ + used_;
   used_ += rounded;
   padding_ += rounded - bytes;
-  if (recorder_) recorder_->add(region, bytes, "");
   return Status();
 }
 

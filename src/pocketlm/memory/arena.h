@@ -61,4 +61,18 @@ class Arena {
   MemoryPlan* recorder_ = nullptr;
 };
 
+// Carves `count` elements of T for `region` (count * sizeof(T) overflow-checked: a hostile
+// header's sizes reach here).
+template <typename T>
+Status carve_array(Arena& arena, const char* region, std::uint64_t count, T** out) {
+  std::uint64_t bytes = 0;
+  if (__builtin_mul_overflow(count, static_cast<std::uint64_t>(sizeof(T)), &bytes))
+    return Status::error(StatusCode::kOutOfMemory, "%s: %llu elements of %zu bytes overflow 64 bits", region,
+                         static_cast<unsigned long long>(count), sizeof(T));
+  void* p = nullptr;
+  POCKETLM_TRY(arena.allocate(bytes, region, &p));
+  *out = static_cast<T*>(p);
+  return Status();
+}
+
 }  // namespace pocketlm

@@ -1,30 +1,33 @@
 #include "pocketlm/memory/memory_plan.h"
 
-#include <cstdio>
+#include "pocketlm/base/format.h"
 #include <cstring>
 
 #include "pocketlm/base/byte_size.h"
 
 namespace pocketlm {
 
-void MemoryPlan::add(const char* name, std::uint64_t bytes, const char* note) {
+Status MemoryPlan::add(const char* name, std::uint64_t bytes, const char* note) {
   for (int i = 0; i < count_; ++i) {
     if (std::strcmp(regions_[i].name, name) == 0) {
       std::uint64_t sum = regions_[i].bytes + bytes;
       regions_[i].bytes = sum < bytes ? UINT64_MAX : sum;
-      return;
+      return Status();
     }
   }
-  if (count_ == kMaxRegions) return;  // a fixed table: the engine never adds more than this
+  if (count_ == kMaxRegions)
+    return Status::error(StatusCode::kOutOfMemory, "memory plan: region '%s' does not fit; the plan holds %d regions",
+                         name, kMaxRegions);
   PlanRegion& r = regions_[count_++];
-  std::snprintf(r.name, sizeof r.name, "%s", name);
-  std::snprintf(r.note, sizeof r.note, "%s", note);
+  format_to(r.name, sizeof r.name, "%s", name);
+  format_to(r.note, sizeof r.note, "%s", note);
   r.bytes = bytes;
+  return Status();
 }
 
 void MemoryPlan::set_note(const char* name, const char* note) {
   for (int i = 0; i < count_; ++i)
-    if (std::strcmp(regions_[i].name, name) == 0) std::snprintf(regions_[i].note, sizeof regions_[i].note, "%s", note);
+    if (std::strcmp(regions_[i].name, name) == 0) format_to(regions_[i].note, sizeof regions_[i].note, "%s", note);
 }
 
 std::uint64_t MemoryPlan::bytes_of(const char* name) const {
@@ -48,35 +51,35 @@ void MemoryPlan::render(void (*write)(const char*, void*), void* ctx) const {
   char human[32];
   const std::uint64_t total_bytes = total();
   const double denom = static_cast<double>(budget_ ? budget_ : (total_bytes ? total_bytes : 1));
-  std::snprintf(line, sizeof line, "%-22s | %12s | %10s | %6s | %s", "region", "bytes", "size",
+  format_to(line, sizeof line, "%-22s | %12s | %10s | %6s | %s", "region", "bytes", "size",
                 budget_ ? "budget" : "share", "notes");
   write(line, ctx);
-  std::snprintf(line, sizeof line, "%.22s-+-%.12s-+-%.10s-+-%.6s-+-%.30s", "------------------------------",
+  format_to(line, sizeof line, "%.22s-+-%.12s-+-%.10s-+-%.6s-+-%.30s", "------------------------------",
                 "------------------------------", "------------------------------",
                 "------------------------------", "------------------------------");
   write(line, ctx);
   for (int i = 0; i < count_; ++i) {
     const PlanRegion& r = regions_[i];
     format_byte_size(r.bytes, human, sizeof human);
-    std::snprintf(line, sizeof line, "%-22s | %12llu | %10s | %5.1f%% | %s", r.name,
+    format_to(line, sizeof line, "%-22s | %12llu | %10s | %5.1f%% | %s", r.name,
                   static_cast<unsigned long long>(r.bytes), human, 100.0 * static_cast<double>(r.bytes) / denom,
                   r.note);
     write(line, ctx);
   }
   format_byte_size(total_bytes, human, sizeof human);
-  std::snprintf(line, sizeof line, "%-22s | %12llu | %10s | %5.1f%% | %s", "total (arena)",
+  format_to(line, sizeof line, "%-22s | %12llu | %10s | %5.1f%% | %s", "total (arena)",
                 static_cast<unsigned long long>(total_bytes), human, 100.0 * static_cast<double>(total_bytes) / denom,
                 "one allocation, made before any weight byte is read");
   write(line, ctx);
   if (budget_) {
     format_byte_size(budget_, human, sizeof human);
-    std::snprintf(line, sizeof line, "%-22s | %12llu | %10s | %5.1f%% |", "budget",
+    format_to(line, sizeof line, "%-22s | %12llu | %10s | %5.1f%% |", "budget",
                   static_cast<unsigned long long>(budget_), human, 100.0);
     write(line, ctx);
     const bool ok = total_bytes <= budget_;
     const std::uint64_t diff = ok ? budget_ - total_bytes : total_bytes - budget_;
     format_byte_size(diff, human, sizeof human);
-    std::snprintf(line, sizeof line, "%-22s | %12llu | %10s | %5.1f%% | %s", ok ? "headroom" : "OVER BUDGET by",
+    format_to(line, sizeof line, "%-22s | %12llu | %10s | %5.1f%% | %s", ok ? "headroom" : "OVER BUDGET by",
                   static_cast<unsigned long long>(diff), human, 100.0 * static_cast<double>(diff) / denom,
                   ok ? "fits" : "does not fit");
     write(line, ctx);

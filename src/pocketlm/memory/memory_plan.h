@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "pocketlm/base/status.h"
+
 namespace pocketlm {
 
 struct PlanRegion {
@@ -17,10 +19,11 @@ struct PlanRegion {
 
 class MemoryPlan {
  public:
-  static constexpr int kMaxRegions = 24;
+  static constexpr int kMaxRegions = 32;
 
   // Adds a region; regions with the same name are merged (bytes add up, first note kept).
-  void add(const char* name, std::uint64_t bytes, const char* note);
+  // A new name past kMaxRegions is an error (kOutOfMemory naming it), never a silent drop.
+  Status add(const char* name, std::uint64_t bytes, const char* note);
   // Replaces the note of the named region (no-op when absent).
   void set_note(const char* name, const char* note);
   int size() const { return count_; }

@@ -4,12 +4,13 @@
 
 namespace pocketlm {
 
-void fill_rope_table(int seq_len, int head_size, float* cos_table, float* sin_table) {
+void fill_rope_table(int seq_len, int head_size, float theta, float* cos_table, float* sin_table) {
   const int half = head_size / 2;
   for (int pos = 0; pos < seq_len; ++pos) {
     for (int head_dim = 0; head_dim < head_size; head_dim += 2) {
-      // run.c: freq = 1.0f / powf(10000.0f, head_dim / (float)head_size); val = pos * freq.
-      const float freq = 1.0f / std::pow(10000.0f, static_cast<float>(head_dim) / static_cast<float>(head_size));
+      // run.c: freq = 1.0f / powf(10000.0f, head_dim / (float)head_size); val = pos * freq
+      // (theta = 10000 for llama2.c models; GGUF carries its own).
+      const float freq = 1.0f / std::pow(theta, static_cast<float>(head_dim) / static_cast<float>(head_size));
       const float val = static_cast<float>(pos) * freq;
       cos_table[pos * half + head_dim / 2] = std::cos(val);
       sin_table[pos * half + head_dim / 2] = std::sin(val);

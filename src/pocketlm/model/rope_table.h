@@ -8,8 +8,9 @@
 namespace pocketlm {
 
 // Fills cos_table/sin_table [seq_len * head_size / 2]: entry pos * (head_size / 2) + i / 2
-// holds cosf/sinf(pos * 1 / powf(10000, i / head_size)) for even i < head_size.
-void fill_rope_table(int seq_len, int head_size, float* cos_table, float* sin_table);
+// holds cosf/sinf(pos * 1 / powf(theta, i / head_size)) for even i < head_size (theta = 10000
+// in run.c).
+void fill_rope_table(int seq_len, int head_size, float theta, float* cos_table, float* sin_table);
 
 // Rotates (q[i], q[i+1]) for even i < dim, and (k[i], k[i+1]) for i < kv_dim, by the angles
 // of one position (the rows cos_row/sin_row of the table), as run.c's RoPE loop does.

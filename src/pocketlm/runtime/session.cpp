@@ -1,21 +1,15 @@
 #include "pocketlm/runtime/session.h"
 
-#include <chrono>
 #include <cstdint>
-#include <new>
 
 #include "pocketlm/base/byte_size.h"
-#include "pocketlm/format/llama2c_reader.h"
+#include "pocketlm/format/model_reader.h"
+#include "pocketlm/model/blocks.h"
 #include "pocketlm/runtime/session_plan.h"
 
 namespace pocketlm {
 
 namespace {
-
-double now_seconds() {
-  using Clock = std::chrono::steady_clock;
-  return std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
-}
 
 int effective_seq_len(const ModelSpec& spec, const SessionOptions& options) {
   return options.seq_len > 0 ? options.seq_len : spec.config.seq_len;
@@ -34,12 +28,36 @@ Status tokenizer_sizes(const Storage& tokenizer, const ModelSpec& spec, const Se
   return Status();
 }
 
+// A model object of `spec`'s kind in `memory`, destroyed when this goes out of scope.
+class ScopedModel {
+ public:
+  ScopedModel() = default;
+  ~ScopedModel() {
+    if (model_) model_->~Model();
+  }
+  ScopedModel(const ScopedModel&) = delete;
+  ScopedModel& operator=(const ScopedModel&) = delete;
+  Status construct(const char* file, const ModelSpec& spec) {
+    const ModelKind* kind = nullptr;
+    POCKETLM_TRY(find_model_kind(file, spec, &kind));
+    model_ = kind->construct(memory_);
+    return Status();
+  }
+  Model* get() { return model_; }
+
+ private:
+  alignas(16) unsigned char memory_[kModelObjectBytes];
+  Model* model_ = nullptr;
+};
+
 }  // namespace
 
-Session::~Session() { delete pool_; }
+Session::~Session() {
+  if (model_) model_->~Model();
+}
 
 Status Session::carve_all(const ModelSpec& spec, int seq_len, const Kernels& kernels, std::uint64_t piece_bytes,
-                          std::size_t chunk_bytes, Arena& arena, Transformer* model, Tokenizer* tokenizer,
+                          std::size_t chunk_bytes, Arena& arena, Model* model, Tokenizer* tokenizer,
                           Sampler* sampler, unsigned char** chunk) {
   const std::int32_t vocab = spec.config.vocab_size;
   POCKETLM_TRY(model->carve(spec, seq_len, kernels, arena));
@@ -53,14 +71,12 @@ Status Session::carve_all(const ModelSpec& spec, int seq_len, const Kernels& ker
 
 Status Session::plan(Storage& model, Storage* tokenizer, const SessionOptions& options, ModelSpec* spec,
                      MemoryPlan* plan) {
-  POCKETLM_TRY(read_llama2c_spec(model, spec));
+  POCKETLM_TRY(read_model_spec(model, spec));
   // Before any size below is taken as a size_t (32-bit hosts: a tensor of 4 GiB or more).
   POCKETLM_TRY(check_tensors_addressable(model.name(), *spec, SIZE_MAX));
   if (options.seq_len < 0 || options.seq_len > spec->config.seq_len)
     return Status::error(StatusCode::kInvalidArgument, "--seq-len: %d is outside [1, %d] (the model's seq_len)",
                          options.seq_len, spec->config.seq_len);
-  if (options.threads < 1 || options.threads > 256)
-    return Status::error(StatusCode::kInvalidArgument, "--threads: %d is outside [1, 256]", options.threads);
   if (options.io_chunk_bytes == 0)
     return Status::error(StatusCode::kInvalidArgument, "io chunk: 0 bytes; reads need a positive chunk size");
   const int seq_len = effective_seq_len(*spec, options);
@@ -68,23 +84,29 @@ Status Session::plan(Storage& model, Storage* tokenizer, const SessionOptions& o
   std::size_t chunk = options.io_chunk_bytes;
   if (tokenizer) POCKETLM_TRY(tokenizer_sizes(*tokenizer, *spec, options, &piece_bytes, &chunk));
   *plan = MemoryPlan();
-  describe_session_regions(*spec, seq_len, chunk, plan);
+  POCKETLM_TRY(describe_session_regions(*spec, seq_len, chunk, plan));
   Arena measuring;
   measuring.init_measuring(plan);
-  Transformer t;
+  ScopedModel m;
+  POCKETLM_TRY(m.construct(model.name(), *spec));
   Tokenizer tok;
   Sampler sampler;
   unsigned char* buffer = nullptr;
-  POCKETLM_TRY(carve_all(*spec, seq_len, kernels_of(options), piece_bytes, chunk, measuring, &t, &tok,
+  POCKETLM_TRY(carve_all(*spec, seq_len, kernels_of(options), piece_bytes, chunk, measuring, m.get(), &tok,
                          &sampler, &buffer));
-  plan->add(kPaddingRegion, measuring.padding(), "");
+  POCKETLM_TRY(plan->add(kPaddingRegion, measuring.padding(), ""));
   plan->set_budget(options.budget_bytes);
   return Status();
 }
 
 Status Session::open(Storage& model, Storage& tokenizer, const SessionOptions& options) {
+  if (opened_)
+    return Status::error(StatusCode::kInvalidArgument, "%s: open() was already called on this session; use a new Session",
+                         model.name());
+  opened_ = true;
+  model_reads_.wrap(&model);
   ModelSpec spec;
-  POCKETLM_TRY(plan(model, &tokenizer, options, &spec, &plan_));
+  POCKETLM_TRY(plan(model_reads_, &tokenizer, options, &spec, &plan_));
   const std::uint64_t need = plan_.total();
   if (!plan_.fits()) {
     char need_h[32], budget_h[32];
@@ -98,6 +120,13 @@ Status Session::open(Storage& model, Storage& tokenizer, const SessionOptions& o
   const int seq_len = effective_seq_len(spec, options);
   if (options.arena_buffer) {
     arena_.init_borrowed(options.arena_buffer, options.arena_buffer_bytes);
+    // Checked here, not mid-carve, so the error gives the plan's figure.
+    if (arena_.capacity() < need)
+      return Status::error(StatusCode::kOutOfMemory,
+                           "%s: the arena buffer holds %llu usable bytes (of %zu, after 16-byte alignment) but the "
+                           "plan needs %llu",
+                           model.name(), static_cast<unsigned long long>(arena_.capacity()),
+                           options.arena_buffer_bytes, static_cast<unsigned long long>(need));
   } else {
     const Status st = arena_.init_owned(need);
     // Within budget yet refused: usually a header seq_len far beyond what the model needs.
@@ -110,18 +139,21 @@ Status Session::open(Storage& model, Storage& tokenizer, const SessionOptions& o
   std::uint64_t piece_bytes = 0;
   std::size_t chunk = 0;
   POCKETLM_TRY(tokenizer_sizes(tokenizer, spec, options, &piece_bytes, &chunk));
+  const ModelKind* kind = nullptr;
+  POCKETLM_TRY(find_model_kind(model.name(), spec, &kind));
+  model_ = kind->construct(model_memory_);
   unsigned char* buffer = nullptr;
   kernels_ = &kernels_of(options);
-  POCKETLM_TRY(carve_all(spec, seq_len, *kernels_, piece_bytes, chunk, arena_, &model_, &tokenizer_,
-                         &sampler_, &buffer));
+  POCKETLM_TRY(carve_all(spec, seq_len, *kernels_, piece_bytes, chunk, arena_, model_, &tokenizer_, &sampler_,
+                         &buffer));
   // The tokenizer is small and its errors are common: check it before reading the weights.
   POCKETLM_TRY(tokenizer_.load(tokenizer, buffer, chunk));
-  POCKETLM_TRY(model_.load(model, options.io_chunk_bytes));
-  if (options.threads > 1) {
-    pool_ = new (std::nothrow) ThreadPool(options.threads);
-    if (!pool_) return Status::error(StatusCode::kOutOfMemory, "threads: cannot create %d workers", options.threads);
-    model_.set_parallel(pool_);
-  }
+  tokenizer_.set_special_tokens(spec.config.bos_id, spec.config.eos_id);
+  POCKETLM_TRY(model_->load(model_reads_, options.io_chunk_bytes));
+  parallel_ = options.parallel;
+  model_->set_parallel(parallel_);
+  clock_ = options.clock;
+  ready_ = true;
   return Status();
 }
 
@@ -135,6 +167,8 @@ Status Session::encode(const char* text, std::size_t len, std::int32_t* tokens, 
 
 Status Session::generate(const std::int32_t* prompt, int n_prompt, int steps, const SamplerParams& params,
                          TokenCallback on_token, void* ctx, GenerateStats* stats) {
+  if (!ready_)
+    return Status::error(StatusCode::kInvalidArgument, "session: generate() needs a session that opened successfully");
   const std::int32_t vocab = spec().config.vocab_size;
   if (steps < 1 || steps > seq_len())
     return Status::error(StatusCode::kInvalidArgument, "-n: steps = %d is outside [1, %d] (seq_len)", steps,
@@ -148,17 +182,19 @@ Status Session::generate(const std::int32_t* prompt, int n_prompt, int steps, co
     return Status::error(StatusCode::kInvalidArgument, "-s: seed 0 would stall the xorshift generator");
   sampler_.configure(params, *kernels_);
 
+  const std::int32_t bos = spec().config.bos_id;
+  auto now = [this] { return clock_ ? clock_() : 0.0; };
   GenerateStats s;
   s.prompt_tokens = n_prompt;
-  const double start = now_seconds();
+  const double start = now();
   double last = start, first_pass_end = start;
   std::int32_t token = prompt[0];
   int pos = 0;
   while (pos < steps) {
-    float* logits = model_.forward(token, pos);
+    float* logits = model_->forward(token, pos);
     const bool forced = pos < n_prompt - 1;
     const std::int32_t next = forced ? prompt[pos + 1] : sampler_.sample(logits);
-    const double t = now_seconds();
+    const double t = now();
     if (forced) {
       ++s.prefill_passes;
       s.prefill_seconds += t - last;
@@ -171,7 +207,7 @@ Status Session::generate(const std::int32_t* prompt, int n_prompt, int steps, co
     if (pos == 0) first_pass_end = t;
     ++pos;
     const bool keep_going = on_token ? on_token(token, next, ctx) : true;
-    if (next == kBosToken || !keep_going) break;
+    if (next == bos || !keep_going) break;
     token = next;
   }
   const double elapsed = last - first_pass_end;

@@ -7,13 +7,15 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "pocketlm/base/parallel.h"
 #include "pocketlm/format/model_spec.h"
+#include "pocketlm/io/counting_storage.h"
 #include "pocketlm/io/storage.h"
 #include "pocketlm/kernels/kernels.h"
 #include "pocketlm/memory/arena.h"
 #include "pocketlm/memory/memory_plan.h"
-#include "pocketlm/model/transformer.h"
-#include "pocketlm/runtime/thread_pool.h"
+#include "pocketlm/model/model.h"
+#include "pocketlm/model/model_kind.h"
 #include "pocketlm/sampling/sampler.h"
 #include "pocketlm/text/tokenizer.h"
 
@@ -21,10 +23,14 @@ namespace pocketlm {
 
 inline constexpr const char* kIoChunkRegion = "io chunk";
 
+// What the platform lends a session (ports/: posix, a PSP or ESP32 port). The engine itself
+// has no threads, files or clocks.
 struct SessionOptions {
   int seq_len = 0;                         // context (tokens); 0 = the model's seq_len
   const Kernels* kernels = nullptr;        // nullptr = default_kernels()
-  int threads = 1;                         // worker threads for matmul rows and attention heads
+  Parallel* parallel = nullptr;            // workers for matmul rows and attention heads (not
+                                           // owned; nullptr = the calling thread)
+  double (*clock)() = nullptr;             // monotonic seconds for GenerateStats; nullptr = no timing
   std::size_t io_chunk_bytes = 64 * 1024;  // largest single read from storage
   std::uint64_t budget_bytes = 0;          // 0 = no budget
   void* arena_buffer = nullptr;            // firmware: use this instead of allocating
@@ -64,7 +70,9 @@ class Session {
                      MemoryPlan* plan);
 
   // Plans, checks the budget (kOutOfMemory with the plan left in plan() when over), then
-  // allocates the arena and loads model and tokenizer.
+  // allocates the arena (or checks that the borrowed buffer holds the plan) and loads model and
+  // tokenizer. A session opens once: a second call is an error (kInvalidArgument), and after a
+  // failed open generate() refuses to run.
   Status open(Storage& model, Storage& tokenizer, const SessionOptions& options);
 
   // Encodes a prompt with BOS (run.c: encode(prompt, bos=1, eos=0)). tokens must hold
@@ -73,32 +81,43 @@ class Session {
 
   // run.c's generation loop: feeds prompt[0] at pos 0; while pos < steps the next token is
   // the next prompt token while the prompt lasts, else a sample; BOS as next ends the run.
-  // steps must be in [1, seq_len]; prompt must be non-empty with ids in [0, vocab_size).
+  // steps must be in [1, seq_len]; prompt must be non-empty with ids in [0, vocab_size); the
+  // session must be open.
   Status generate(const std::int32_t* prompt, int n_prompt, int steps, const SamplerParams& params,
                   TokenCallback on_token, void* ctx, GenerateStats* stats);
 
-  const ModelSpec& spec() const { return model_.spec(); }
+  bool ready() const { return ready_; }
+  const ModelSpec& spec() const { return model_->spec(); }
   const MemoryPlan& plan() const { return plan_; }
   const Tokenizer& tokenizer() const { return tokenizer_; }
-  Transformer& transformer() { return model_; }
+  Model& model() { return *model_; }
   const Kernels& kernels() const { return *kernels_; }
-  int seq_len() const { return model_.seq_len(); }
-  int threads() const { return pool_ ? pool_->workers() : 1; }
+  int seq_len() const { return model_->seq_len(); }
+  int threads() const { return parallel_ ? parallel_->workers() : 1; }
   std::uint64_t arena_bytes() const { return arena_.used(); }
+  // Reads and bytes taken from the model storage since open() began (header and weights;
+  // counted by the storage layer).
+  std::uint64_t model_reads() const { return model_reads_.reads(); }
+  std::uint64_t model_bytes_read() const { return model_reads_.bytes(); }
 
  private:
   // The carving sequence shared by planning (measuring arena) and building.
   static Status carve_all(const ModelSpec& spec, int seq_len, const Kernels& kernels, std::uint64_t piece_bytes,
-                          std::size_t chunk_bytes, Arena& arena, Transformer* model, Tokenizer* tokenizer,
+                          std::size_t chunk_bytes, Arena& arena, Model* model, Tokenizer* tokenizer,
                           Sampler* sampler, unsigned char** chunk);
 
   Arena arena_;
   MemoryPlan plan_;
-  ThreadPool* pool_ = nullptr;  // owned; created with the session when threads > 1
-  Transformer model_;
+  alignas(16) unsigned char model_memory_[kModelObjectBytes];  // the model object (model/model_kind.h)
+  Model* model_ = nullptr;
+  CountingStorage model_reads_;
   Tokenizer tokenizer_;
   Sampler sampler_;
   const Kernels* kernels_ = nullptr;
+  Parallel* parallel_ = nullptr;
+  double (*clock_)() = nullptr;
+  bool opened_ = false;  // open() was called (it may have failed)
+  bool ready_ = false;   // open() succeeded
 };
 
 }  // namespace pocketlm

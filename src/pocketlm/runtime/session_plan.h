@@ -4,6 +4,7 @@
 
 #include <cstddef>
 
+#include "pocketlm/base/status.h"
 #include "pocketlm/format/model_spec.h"
 #include "pocketlm/memory/memory_plan.h"
 
@@ -12,6 +13,6 @@ namespace pocketlm {
 inline constexpr const char* kPaddingRegion = "alignment padding";
 
 // Adds every region with 0 bytes and its note; the measuring arena then fills in the bytes.
-void describe_session_regions(const ModelSpec& spec, int seq_len, std::size_t io_chunk_bytes, MemoryPlan* plan);
+Status describe_session_regions(const ModelSpec& spec, int seq_len, std::size_t io_chunk_bytes, MemoryPlan* plan);
 
 }  // namespace pocketlm

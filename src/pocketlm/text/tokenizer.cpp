@@ -159,15 +159,15 @@ Status Tokenizer::encode(const char* text, std::size_t len, bool bos, bool eos, 
                          "prompt: %zu bytes need a token buffer of %zu entries, got %zu", len, len + 3, capacity);
   // A vocabulary may be too small for BOS/EOS or for the byte-fallback ids (3..258):
   // an error rather than ids past the end of the tables.
-  if (bos && kBosToken >= vocab_size_)
+  if (bos && bos_id_ >= vocab_size_)
     return Status::error(StatusCode::kBadFormat, "tokenizer: vocab_size = %d has no BOS token (id %d)", vocab_size_,
-                         kBosToken);
-  if (eos && kEosToken >= vocab_size_)
+                         bos_id_);
+  if (eos && eos_id_ >= vocab_size_)
     return Status::error(StatusCode::kBadFormat, "tokenizer: vocab_size = %d has no EOS token (id %d)", vocab_size_,
-                         kEosToken);
+                         eos_id_);
   const auto* s = reinterpret_cast<const unsigned char*>(text);
   std::size_t n = 0;
-  if (bos) tokens[n++] = kBosToken;
+  if (bos) tokens[n++] = bos_id_;
   // SentencePiece's add_dummy_prefix: a non-empty text starts with the " " piece.
   if (len > 0) {
     const unsigned char space = ' ';
@@ -215,14 +215,14 @@ Status Tokenizer::encode(const char* text, std::size_t len, bool bos, bool eos, 
     std::memmove(tokens + best_idx + 1, tokens + best_idx + 2, (n - best_idx - 2) * sizeof(std::int32_t));
     --n;
   }
-  if (eos) tokens[n++] = kEosToken;
+  if (eos) tokens[n++] = eos_id_;
   *n_tokens = static_cast<int>(n);
   return Status();
 }
 
 Piece Tokenizer::decode(std::int32_t prev, std::int32_t token) const {
   Piece p = piece(token);
-  if (prev == kBosToken && p.size > 0 && p.data[0] == ' ') {
+  if (prev == bos_id_ && p.size > 0 && p.data[0] == ' ') {
     ++p.data;
     --p.size;
   }

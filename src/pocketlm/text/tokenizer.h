@@ -12,6 +12,7 @@
 
 namespace pocketlm {
 
+// llama2.c's special ids; models that carry their own (GGUF) set them with set_special_tokens.
 inline constexpr std::int32_t kBosToken = 1;
 inline constexpr std::int32_t kEosToken = 2;
 inline constexpr const char* kTokenizerRegion = "tokenizer tables";
@@ -53,6 +54,14 @@ class Tokenizer {
   // Id of an exact piece, or -1.
   std::int32_t lookup(const unsigned char* text, std::size_t len) const;
 
+  // The ids encode() adds and decode() treats as BOS (default kBosToken, kEosToken).
+  void set_special_tokens(std::int32_t bos_id, std::int32_t eos_id) {
+    bos_id_ = bos_id;
+    eos_id_ = eos_id;
+  }
+  std::int32_t bos_id() const { return bos_id_; }
+  std::int32_t eos_id() const { return eos_id_; }
+
   std::int32_t vocab_size() const { return vocab_size_; }
   std::int32_t max_token_length() const { return max_token_length_; }
 
@@ -63,6 +72,8 @@ class Tokenizer {
 
   std::int32_t vocab_size_ = 0;
   std::int32_t max_token_length_ = 0;
+  std::int32_t bos_id_ = kBosToken;
+  std::int32_t eos_id_ = kEosToken;
   std::uint64_t piece_bytes_ = 0;
   float* scores_ = nullptr;          // [vocab_size]
   std::uint32_t* offsets_ = nullptr;  // [vocab_size + 1] into pieces_

@@ -1,4 +1,4 @@
-#include "pocketlm/io/file_storage.h"
+#include "ports/posix/file_storage.h"
 
 #include <sys/stat.h>
 

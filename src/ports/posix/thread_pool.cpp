@@ -1,4 +1,4 @@
-#include "pocketlm/runtime/thread_pool.h"
+#include "ports/posix/thread_pool.h"
 
 namespace pocketlm {
 

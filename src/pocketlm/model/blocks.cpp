@@ -1,0 +1,179 @@
+#include "pocketlm/model/blocks.h"
+
+#include "pocketlm/base/checked.h"
+#include "pocketlm/model/rope_table.h"
+
+namespace pocketlm {
+
+Status DecoderState::carve(const ModelConfig& c, int seq_len, Arena& arena) {
+  const auto dim = static_cast<std::uint64_t>(c.dim);
+  const auto hidden = static_cast<std::uint64_t>(c.hidden_dim);
+  const auto seq = static_cast<std::uint64_t>(seq_len);
+  std::uint64_t kv_elems = 0;
+  if (!checked_product(&kv_elems, static_cast<std::uint64_t>(c.n_layers), seq, static_cast<std::uint64_t>(c.kv_dim())))
+    return Status::error(StatusCode::kOutOfMemory, "kv cache: n_layers %d x seq_len %d x kv_dim %d overflows",
+                         c.n_layers, seq_len, c.kv_dim());
+  POCKETLM_TRY(carve_array(arena, region::kKvCache, kv_elems, &key_cache));
+  POCKETLM_TRY(carve_array(arena, region::kKvCache, kv_elems, &value_cache));
+  POCKETLM_TRY(carve_array(arena, region::kActivations, dim, &x));
+  POCKETLM_TRY(carve_array(arena, region::kActivations, dim, &xb));
+  POCKETLM_TRY(carve_array(arena, region::kActivations, dim, &xb2));
+  POCKETLM_TRY(carve_array(arena, region::kActivations, hidden, &hb));
+  POCKETLM_TRY(carve_array(arena, region::kActivations, hidden, &hb2));
+  POCKETLM_TRY(carve_array(arena, region::kActivations, dim, &q));
+  POCKETLM_TRY(carve_array(arena, region::kActivations, static_cast<std::uint64_t>(c.n_heads) * seq, &att));
+  POCKETLM_TRY(carve_array(arena, region::kLogits, static_cast<std::uint64_t>(c.vocab_size), &logits));
+  const std::uint64_t rope_entries = seq * static_cast<std::uint64_t>(c.head_size() / 2);
+  POCKETLM_TRY(carve_array(arena, region::kRope, rope_entries, &rope_cos));
+  POCKETLM_TRY(carve_array(arena, region::kRope, rope_entries, &rope_sin));
+  if (!arena.measuring()) fill_rope_table(seq_len, c.head_size(), c.rope_theta, rope_cos, rope_sin);
+  return Status();
+}
+
+Status BlockOps::carve(const ModelSpec& spec, const Kernels& kernels, Arena& arena) {
+  k_ = &kernels;
+  eps_ = spec.config.rms_eps;
+  const auto dim = static_cast<std::uint64_t>(spec.config.dim);
+  const auto hidden = static_cast<std::uint64_t>(spec.config.hidden_dim);
+  const std::uint64_t widest = dim > hidden ? dim : hidden;
+  for (int i = 0; i < spec.tensor_count(); ++i) {
+    const TensorInfo t = spec.tensor(i);
+    if (t.rows <= 1 || *role_info(t.role).region == '\0') continue;
+    const TensorType act = type_traits(t.type).activation;
+    const int a = type_index(act);
+    if (!type_traits(act).quantize) continue;  // f32 inputs are used as they are
+    const int group = block_elements(act, t.group);
+    if (group_[a] == 0) {
+      group_[a] = group;
+      std::uint64_t values = 0, scales = 0;
+      if (!type_bytes(act, widest, group, &values, &scales))
+        return Status::error(StatusCode::kBadFormat, "tensor %s: group size %d does not divide %llu",
+                             role_name(t.role), group, static_cast<unsigned long long>(widest));
+      unsigned char* v = nullptr;
+      POCKETLM_TRY(carve_array(arena, region::kActivations, values, &v));
+      input_values_[a] = v;
+      POCKETLM_TRY(carve_array(arena, region::kActivations, scales / sizeof(float), &input_scales_[a]));
+    } else if (group_[a] != group) {
+      return Status::error(StatusCode::kUnsupported, "tensor %s: group size %d differs from the model's %d",
+                           role_name(t.role), group, group_[a]);
+    }
+  }
+  return Status();
+}
+
+void BlockOps::matmul_rows(const MatmulOp& op, int r0, int r1) const {
+  const TensorType act = type_traits(op.w->type).activation;
+  k_->matmul[type_index(op.w->type)](op.out + r0, rows_from(*op.w, r0), input_[type_index(act)], r1 - r0);
+}
+
+namespace {
+
+// Row blocks per task: a multiple of 32 rows keeps every backend's row blocks whole
+// (interleave 4 or 8, 8 rows per q8_0 step), so each row is computed by the same code
+// whatever the worker count.
+constexpr int kRowAlign = 32;
+
+// Up to three matmuls of the same input go out as one job, their row blocks numbered one
+// after the other: one dispatch instead of three.
+struct MatmulJob {
+  const BlockOps* ops_owner;
+  const MatmulOp* ops;
+  int blocks[3];  // row blocks of each op
+  int rows[3];    // rows per block of each op
+};
+
+struct AttentionTask {
+  const Kernels* kernels;
+  const AttentionArgs* args;
+  int heads_per_task;
+};
+
+}  // namespace
+
+void BlockOps::matmuls(const MatmulOp* ops, int count, const float* x, int n) {
+  // The input in every activation type these matmuls read, each quantized once.
+  input_[type_index(TensorType::kF32)] = Activation{x, nullptr, n, 0};
+  bool done[kTensorTypeCount] = {};
+  for (int i = 0; i < count; ++i) {
+    const int a = type_index(type_traits(ops[i].w->type).activation);
+    if (done[a] || !k_->quantize_act[a]) continue;
+    k_->quantize_act[a](x, n, group_[a], input_values_[a], input_scales_[a]);
+    input_[a] = Activation{input_values_[a], input_scales_[a], n, group_[a]};
+    done[a] = true;
+  }
+  const int workers = parallel_ ? parallel_->workers() : 1;
+  if (workers == 1) {
+    for (int i = 0; i < count; ++i) matmul_rows(ops[i], 0, ops[i].w->rows);
+    return;
+  }
+  MatmulJob job{this, ops, {}, {}};
+  int tasks = 0;
+  for (int i = 0; i < count; ++i) {
+    // About four blocks per worker, taken dynamically, so that no worker idles long at the
+    // end; blocks of whole multiples of kRowAlign rows.
+    const int d = ops[i].w->rows;
+    int rows = (d + 4 * workers - 1) / (4 * workers);
+    rows = (rows + kRowAlign - 1) / kRowAlign * kRowAlign;
+    job.rows[i] = rows;
+    job.blocks[i] = (d + rows - 1) / rows;
+    tasks += job.blocks[i];
+  }
+  parallel_->run(tasks, [](void* ctx, int task) {
+    const auto* j = static_cast<const MatmulJob*>(ctx);
+    int i = 0;
+    while (task >= j->blocks[i]) task -= j->blocks[i++];
+    const MatmulOp& op = j->ops[i];
+    const int r0 = task * j->rows[i];
+    const int r1 = r0 + j->rows[i] < op.w->rows ? r0 + j->rows[i] : op.w->rows;
+    j->ops_owner->matmul_rows(op, r0, r1);
+  }, &job);
+}
+
+void BlockOps::attention(const AttentionArgs& args) {
+  const int workers = parallel_ ? parallel_->workers() : 1;
+  if (workers == 1 || args.n_heads == 1) {
+    k_->attention(args);
+    return;
+  }
+  const int per_task = (args.n_heads + workers - 1) / workers;
+  AttentionTask task{k_, &args, per_task};
+  parallel_->run((args.n_heads + per_task - 1) / per_task, [](void* ctx, int i) {
+    const auto* t = static_cast<const AttentionTask*>(ctx);
+    AttentionArgs part = *t->args;
+    part.head_begin = i * t->heads_per_task;
+    part.head_end = part.head_begin + t->heads_per_task < part.n_heads ? part.head_begin + t->heads_per_task
+                                                                         : part.n_heads;
+    t->kernels->attention(part);
+  }, &task);
+}
+
+void attention_block(BlockOps& ops, const LayerWeights& w, const ModelConfig& c, int seq_len, DecoderState& s, int l,
+                     int pos) {
+  const int dim = c.dim, kv_dim = c.kv_dim(), head_size = c.head_size();
+  ops.rmsnorm(s.xb, s.x, w.rms_att.f32(), dim);
+  // This position's key and value are written straight into the cache.
+  const std::size_t loff = static_cast<std::size_t>(l) * static_cast<std::size_t>(seq_len) * kv_dim;
+  float* k = s.key_cache + loff + static_cast<std::size_t>(pos) * kv_dim;
+  float* v = s.value_cache + loff + static_cast<std::size_t>(pos) * kv_dim;
+  const MatmulOp qkv[] = {{s.q, &w.wq}, {k, &w.wk}, {v, &w.wv}};
+  ops.matmuls(qkv, 3, s.xb, dim);
+  const std::size_t rope_row = static_cast<std::size_t>(pos) * static_cast<std::size_t>(head_size / 2);
+  apply_rope(s.q, k, dim, kv_dim, head_size, s.rope_cos + rope_row, s.rope_sin + rope_row);
+  const AttentionArgs args{s.xb, s.att, s.q, s.key_cache + loff, s.value_cache + loff, pos,
+                           c.n_heads, c.n_kv_heads, head_size, kv_dim, seq_len};
+  ops.attention(args);
+  ops.matmul(s.xb2, w.wo, s.xb, dim);
+  for (int i = 0; i < dim; ++i) s.x[i] += s.xb2[i];
+}
+
+void ffn_block(BlockOps& ops, const LayerWeights& w, const ModelConfig& c, DecoderState& s) {
+  const int dim = c.dim, hidden = c.hidden_dim;
+  ops.rmsnorm(s.xb, s.x, w.rms_ffn.f32(), dim);
+  const MatmulOp gate_up[] = {{s.hb, &w.w1}, {s.hb2, &w.w3}};
+  ops.matmuls(gate_up, 2, s.xb, dim);
+  ops.kernels().swiglu(s.hb, s.hb2, hidden);
+  ops.matmul(s.xb, w.w2, s.hb, hidden);
+  for (int i = 0; i < dim; ++i) s.x[i] += s.xb[i];
+}
+
+}  // namespace pocketlm

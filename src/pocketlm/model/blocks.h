@@ -1,0 +1,93 @@
+// The shared blocks of Llama-family decoders — RMSNorm, the attention block (QKV, RoPE,
+// grouped-query attention over the KV cache, output projection), the SwiGLU FFN block — and
+// the matmul dispatch under them (activations quantized once per input vector per activation
+// type; rows split over workers). Model kinds (model/llama.cpp, later a PLE model) compose
+// them into a forward pass that reads top to bottom, as llama2.c's run.c does.
+#pragma once
+
+#include <cstdint>
+
+#include "pocketlm/base/parallel.h"
+#include "pocketlm/format/model_spec.h"
+#include "pocketlm/kernels/kernels.h"
+#include "pocketlm/memory/arena.h"
+#include "pocketlm/model/weight_source.h"
+
+namespace pocketlm {
+
+// Arena regions of the run state.
+namespace region {
+inline constexpr const char* kKvCache = "kv cache";
+inline constexpr const char* kActivations = "activations";
+inline constexpr const char* kLogits = "logits";
+inline constexpr const char* kRope = "rope table";
+}  // namespace region
+
+// llama2.c's RunState: the activations of one token and the KV cache, all from the arena.
+struct DecoderState {
+  float* x = nullptr;       // [dim] residual stream
+  float* xb = nullptr;      // [dim]
+  float* xb2 = nullptr;     // [dim]
+  float* hb = nullptr;      // [hidden_dim]
+  float* hb2 = nullptr;     // [hidden_dim]
+  float* q = nullptr;       // [dim]
+  float* att = nullptr;     // [n_heads * seq_len]
+  float* logits = nullptr;  // [vocab_size]
+  float* key_cache = nullptr;    // [n_layers * seq_len * kv_dim]
+  float* value_cache = nullptr;  // [n_layers * seq_len * kv_dim]
+  float* rope_cos = nullptr;     // [seq_len * head_size / 2] (model/rope_table.h)
+  float* rope_sin = nullptr;
+
+  // Carves every buffer for `config` at context `seq_len`; fills the RoPE table (no-op on a
+  // measuring arena). Errors: size overflow or arena exhausted (kOutOfMemory).
+  Status carve(const ModelConfig& config, int seq_len, Arena& arena);
+};
+
+// One matmul of a forward pass: out[w.rows] = W · x.
+struct MatmulOp {
+  float* out;
+  const Matrix* w;
+};
+
+// The kernels, the workers, and the quantized copies of the current input vector.
+class BlockOps {
+ public:
+  // Carves one input buffer per activation type the spec's matrices need, wide enough for
+  // max(dim, hidden_dim). Errors: arena exhausted.
+  Status carve(const ModelSpec& spec, const Kernels& kernels, Arena& arena);
+  void set_parallel(Parallel* parallel) { parallel_ = parallel; }
+  const Kernels& kernels() const { return *k_; }
+
+  // out = w * x / rms(x) with the model's eps.
+  void rmsnorm(float* out, const float* x, const float* w, int n) const { k_->rmsnorm(out, x, w, n, eps_); }
+  // Up to three matmuls that read the same x[n] (wq/wk/wv, w1/w3): x is quantized once per
+  // activation type, and the row blocks of all of them go to the workers as one job.
+  void matmuls(const MatmulOp* ops, int count, const float* x, int n);
+  void matmul(float* out, const Matrix& w, const float* x, int n) {
+    const MatmulOp op{out, &w};
+    matmuls(&op, 1, x, n);
+  }
+  // Attention heads split over the workers.
+  void attention(const AttentionArgs& args);
+
+  // Rows [r0, r1) of one op (r0 a multiple of the op's interleave), for the workers.
+  void matmul_rows(const MatmulOp& op, int r0, int r1) const;
+
+ private:
+  const Kernels* k_ = nullptr;
+  Parallel* parallel_ = nullptr;
+  float eps_ = 1e-5f;
+  int group_[kTensorTypeCount] = {};            // block size of each activation type in use
+  void* input_values_[kTensorTypeCount] = {};   // the current input in each activation type
+  float* input_scales_[kTensorTypeCount] = {};
+  Activation input_[kTensorTypeCount] = {};
+};
+
+// x += wo · attention(RoPE(wq · xb), RoPE(wk · xb), wv · xb) with xb = rmsnorm(x), for layer
+// l at position pos; K and V of this position go into the cache. (run.c's attention block.)
+void attention_block(BlockOps& ops, const LayerWeights& w, const ModelConfig& c, int seq_len, DecoderState& s, int l,
+                     int pos);
+// x += w2 · (silu(w1 · xb) * (w3 · xb)) with xb = rmsnorm(x). (run.c's FFN block.)
+void ffn_block(BlockOps& ops, const LayerWeights& w, const ModelConfig& c, DecoderState& s);
+
+}  // namespace pocketlm

@@ -1,0 +1,29 @@
+#include "pocketlm/model/llama.h"
+
+namespace pocketlm {
+
+Status LlamaModel::carve(const ModelSpec& spec, int seq_len, const Kernels& kernels, Arena& arena) {
+  spec_ = spec;
+  seq_len_ = seq_len;
+  POCKETLM_TRY(weights_.carve(spec_, kernels, arena));
+  POCKETLM_TRY(state_.carve(spec_.config, seq_len, arena));
+  return ops_.carve(spec_, kernels, arena);
+}
+
+float* LlamaModel::forward(int token, int pos) {
+  const ModelConfig& c = spec_.config;
+  DecoderState& s = state_;
+  WeightSource& w = weights_;
+
+  w.embedding_row(token, s.x);
+  for (int l = 0; l < c.n_layers; ++l) {
+    const LayerWeights& layer = w.layer(l);
+    attention_block(ops_, layer, c, seq_len_, s, l, pos);
+    ffn_block(ops_, layer, c, s);
+  }
+  ops_.rmsnorm(s.x, s.x, w.final_norm(), c.dim);
+  ops_.matmul(s.logits, w.classifier(), s.x, c.dim);
+  return s.logits;
+}
+
+}  // namespace pocketlm

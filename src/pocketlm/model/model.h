@@ -1,0 +1,39 @@
+// Model: one kind of decoder (llama, later a per-layer-embedding model) behind the interface a
+// Session drives. A kind carves its weights and run state from the arena (the same code
+// measures the plan on a measuring arena), loads its weights, and runs one token at a time.
+// Kinds are registered in model/model_kind.cpp and chosen by ModelSpec::architecture.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "pocketlm/base/parallel.h"
+#include "pocketlm/format/model_spec.h"
+#include "pocketlm/io/storage.h"
+#include "pocketlm/kernels/kernels.h"
+#include "pocketlm/memory/arena.h"
+
+namespace pocketlm {
+
+class Model {
+ public:
+  virtual ~Model() = default;
+  // Carves weights (in the layout `kernels` reads), KV cache (for `seq_len` <= the model's)
+  // and activations from `arena`; with a measuring arena only the sizes are recorded. Keeps
+  // a copy of `spec`.
+  virtual Status carve(const ModelSpec& spec, int seq_len, const Kernels& kernels, Arena& arena) = 0;
+  // Reads every weight from `storage`, at most `chunk_bytes` per read.
+  virtual Status load(Storage& storage, std::size_t chunk_bytes) = 0;
+  // Splits matmul rows and attention heads over `parallel` (nullptr: the calling thread).
+  virtual void set_parallel(Parallel* parallel) = 0;
+  // Runs one token at position pos (0 <= pos < seq_len, both checked by the caller) and
+  // returns the logits [vocab_size], valid until the next call.
+  virtual float* forward(int token, int pos) = 0;
+
+  virtual const ModelSpec& spec() const = 0;
+  virtual int seq_len() const = 0;
+  // Bytes of weights one forward pass reads (see WeightSource::bytes_per_token).
+  virtual std::uint64_t weight_bytes_per_token() const = 0;
+};
+
+}  // namespace pocketlm

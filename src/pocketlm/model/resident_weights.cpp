@@ -1,0 +1,121 @@
+#include "pocketlm/model/resident_weights.h"
+
+#include "pocketlm/io/storage.h"
+
+namespace pocketlm {
+
+Matrix* ResidentWeights::slot(const TensorInfo& t) {
+  LayerWeights* layer = t.layer >= 0 && layers_ ? &layers_[t.layer] : nullptr;
+  using R = TensorRole;
+  switch (t.role) {
+    case R::kTokenEmbedding: return &token_embedding_;
+    case R::kRmsFinal: return &rms_final_;
+    case R::kWcls: return &wcls_;
+    default: break;
+  }
+  if (!layer) return nullptr;
+  switch (t.role) {
+    case R::kRmsAtt: return &layer->rms_att;
+    case R::kWq: return &layer->wq;
+    case R::kWk: return &layer->wk;
+    case R::kWv: return &layer->wv;
+    case R::kWo: return &layer->wo;
+    case R::kRmsFfn: return &layer->rms_ffn;
+    case R::kW1: return &layer->w1;
+    case R::kW2: return &layer->w2;
+    case R::kW3: return &layer->w3;
+    default: return nullptr;
+  }
+}
+
+Status ResidentWeights::carve(const ModelSpec& spec, const Kernels& kernels, Arena& arena) {
+  spec_ = &spec;
+  const ModelConfig& c = spec.config;
+  POCKETLM_TRY(carve_array(arena, kLayerTableRegion, static_cast<std::uint64_t>(c.n_layers), &layers_));
+  if (layers_)
+    for (int l = 0; l < c.n_layers; ++l) layers_[l] = LayerWeights{};
+
+  // Weights in file order, so that loading reads the file front to back.
+  bytes_per_token_ = 0;
+  std::uint64_t repack_values = 0, repack_scales = 0;
+  for (int i = 0; i < spec.tensor_count(); ++i) {
+    const TensorInfo t = spec.tensor(i);
+    const char* region = role_info(t.role).region;
+    if (*region == '\0') continue;  // read by no model kind
+    Matrix dummy;
+    Matrix* m = layers_ || t.layer < 0 ? slot(t) : &dummy;  // measuring: layers_ is null
+    if (!m) continue;
+    const bool matrix = t.rows > 1;
+    if (!matrix && t.type != TensorType::kF32)
+      return Status::error(StatusCode::kUnsupported, "tensor %s: norm weights must be f32, not %s",
+                           role_name(t.role), type_name(t.type));
+    // The embedding table is only dequantized row by row unless it is also the classifier.
+    if (matrix && (t.role != TensorRole::kTokenEmbedding || spec.shared_classifier))
+      POCKETLM_TRY(check_kernels_cover(kernels, t.type, role_name(t.role)));
+    m->type = t.type;
+    m->rows = static_cast<int>(t.rows);
+    m->cols = static_cast<int>(t.cols);
+    m->group = t.group;
+    m->interleave = matrix ? interleave_of(kernels, t.type, t.group) : 1;
+    unsigned char* values = nullptr;
+    POCKETLM_TRY(carve_array(arena, region, t.value_bytes, &values));
+    m->values = values;
+    m->scales = nullptr;
+    if (t.scale_bytes) {
+      float* scales = nullptr;
+      POCKETLM_TRY(carve_array(arena, region, t.scale_bytes / sizeof(float), &scales));
+      m->scales = scales;
+    }
+    if (m->interleave > 1 && t.rows >= static_cast<std::uint64_t>(m->interleave)) {
+      const auto il = static_cast<std::uint64_t>(m->interleave);
+      const std::uint64_t v = il * row_value_bytes(t.type, static_cast<std::size_t>(t.cols), t.group);
+      const std::uint64_t s = il * row_scale_bytes(t.type, static_cast<std::size_t>(t.cols), t.group);
+      if (v > repack_values) repack_values = v;
+      if (s > repack_scales) repack_scales = s;
+    }
+    // Per token every layer tensor and the classifier are read whole; the embedding one row.
+    bytes_per_token_ += t.role == TensorRole::kTokenEmbedding ? t.bytes() / t.rows : t.bytes();
+  }
+  if (spec.shared_classifier) {
+    wcls_ = token_embedding_;
+    bytes_per_token_ += spec.tensor(TensorRole::kTokenEmbedding, -1).bytes();
+  }
+  // Load-time scratch for one block of rows being interleaved.
+  if (repack_values) POCKETLM_TRY(carve_array(arena, kRepackRegion, repack_values, &repack_values_));
+  if (repack_scales) POCKETLM_TRY(carve_array(arena, kRepackRegion, repack_scales / sizeof(float), &repack_scales_));
+  return Status();
+}
+
+Status ResidentWeights::load_matrix(Storage& storage, const TensorInfo& t, const Matrix& m, std::size_t chunk_bytes) {
+  const auto n = static_cast<std::size_t>(t.cols), d = static_cast<std::size_t>(t.rows);
+  const auto il = static_cast<std::size_t>(m.interleave);
+  const std::size_t rv = row_value_bytes(t.type, n, t.group), rs = row_scale_bytes(t.type, n, t.group);
+  auto* values = static_cast<unsigned char*>(const_cast<void*>(m.values));
+  auto* scales = reinterpret_cast<unsigned char*>(const_cast<float*>(m.scales));
+  // Full blocks of il rows through the scratch, then the tail rows (or the whole matrix)
+  // straight into place.
+  const std::size_t full = il > 1 ? d / il * il : 0;
+  const TypeTraits& traits = type_traits(t.type);
+  for (std::size_t r = 0; r < full; r += il) {
+    POCKETLM_TRY(read_chunked(storage, t.offset + r * rv, repack_values_, il * rv, chunk_bytes));
+    if (rs) POCKETLM_TRY(read_chunked(storage, t.scales_offset + r * rs, repack_scales_, il * rs, chunk_bytes));
+    traits.interleave_rows(values + r * rv, rs ? reinterpret_cast<float*>(scales + r * rs) : nullptr, repack_values_,
+                           repack_scales_, n, static_cast<std::size_t>(t.group), il);
+  }
+  POCKETLM_TRY(read_chunked(storage, t.offset + full * rv, values + full * rv, (d - full) * rv, chunk_bytes));
+  if (rs) POCKETLM_TRY(read_chunked(storage, t.scales_offset + full * rs, scales + full * rs, (d - full) * rs, chunk_bytes));
+  return Status();
+}
+
+Status ResidentWeights::load(Storage& storage, std::size_t chunk_bytes) {
+  for (int i = 0; i < spec_->tensor_count(); ++i) {
+    const TensorInfo t = spec_->tensor(i);
+    if (*role_info(t.role).region == '\0') continue;
+    const Matrix* m = slot(t);
+    if (!m) continue;
+    POCKETLM_TRY(load_matrix(storage, t, *m, chunk_bytes));
+  }
+  return Status();
+}
+
+}  // namespace pocketlm

@@ -1,0 +1,35 @@
+// WeightSource: where the forward pass gets its weights. The forward pass asks for "layer l
+// now", "this embedding row", "the classifier", and never learns which tier served them:
+// everything resident in the arena (model/resident_weights.h), or — later — streamed from a
+// memory stick or flash through bounded buffers, with the same interface.
+#pragma once
+
+#include <cstdint>
+
+#include "pocketlm/quant/matrix.h"
+
+namespace pocketlm {
+
+// One decoder layer's weights. Norm weights are f32 vectors [dim] (rows == 1).
+struct LayerWeights {
+  Matrix rms_att, rms_ffn;
+  Matrix wq, wk, wv, wo;  // attention: [dim | kv_dim, dim] and wo [dim, dim]
+  Matrix w1, w2, w3;      // SwiGLU FFN: w1, w3 [hidden_dim, dim], w2 [dim, hidden_dim]
+};
+
+class WeightSource {
+ public:
+  virtual ~WeightSource() = default;
+  // Layer l's weights (0 <= l < n_layers), valid until the next call of layer().
+  virtual const LayerWeights& layer(int l) = 0;
+  // Row `token` of the token-embedding table, dequantized to f32 into out[dim].
+  virtual void embedding_row(int token, float* out) = 0;
+  // The final RMSNorm weights [dim] and the classifier [vocab_size, dim].
+  virtual const float* final_norm() = 0;
+  virtual const Matrix& classifier() = 0;
+  // Bytes of weights one token's forward pass reads (every layer matrix and norm, one
+  // embedding row, the classifier), wherever they live.
+  virtual std::uint64_t bytes_per_token() const = 0;
+};
+
+}  // namespace pocketlm

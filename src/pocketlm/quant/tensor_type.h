@@ -1,0 +1,62 @@
+// Tensor types as data (the ggml habit): one row per type says how its values are laid out
+// in bytes, which activation type a matmul over it pairs with, and how to convert rows. The
+// forward pass never switches on a type: it asks this table and the kernel table
+// (kernels/kernels.h, indexed by type). A new type is one enum value, one row in
+// tensor_type.cpp, and its reference kernels.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace pocketlm {
+
+enum class TensorType : std::uint8_t {
+  kF32 = 0,  // IEEE binary32
+  kQ80,      // llama2.c's q80 (runq.c): int8 values, then one fp32 scale per group in a separate
+             // stream; the group size is file-wide (the v2 header's group_size)
+  kCount     // room for kF16, kQ8_0 and kQ4_0 (ggml blocks of 32 with an fp16 scale)
+};
+inline constexpr int kTensorTypeCount = static_cast<int>(TensorType::kCount);
+inline constexpr int type_index(TensorType t) { return static_cast<int>(t); }
+
+struct TypeTraits {
+  const char* name;     // "f32", "q80": as inspect and plan print it
+  int block;            // elements per block; 0 = the tensor's own group size (llama2.c q80)
+  int value_bits;       // bits per element in the value stream
+  int inline_scale_bytes;  // bytes of scale stored inside each block (ggml types; 0 here)
+  int stream_scale_bytes;  // bytes of scale per block in a separate stream (q80: one fp32)
+  TensorType activation;   // what a matmul over this type quantizes its input vector to
+  // Dequantizes n elements that start on a block boundary: out[i] = value i (run.c/runq.c's
+  // dequantize for q80). `scales` is the separate scale stream (null when there is none).
+  void (*dequantize)(const void* values, const float* scales, int n, int group, float* out);
+  // Quantizes n floats (n a multiple of the block) the way activations are quantized before a
+  // matmul (runq.c's quantize() for q80); null for f32, whose activations are used as they are.
+  void (*quantize)(const float* x, int n, int group, void* values, float* scales);
+  // Rearranges il row-major rows (n elements each) into one interleaved block of il rows, the
+  // load-time repack for SIMD backends (quant/row_interleave.h, quant/q80_interleave.h).
+  void (*interleave_rows)(void* dst, float* dst_scales, const void* src, const float* src_scales, std::size_t n,
+                          std::size_t group, std::size_t il);
+  // Dequantizes row r of a [d, n] matrix stored with row interleave il into out[n].
+  void (*dequantize_row)(const void* values, const float* scales, std::size_t r, std::size_t n, std::size_t d,
+                         std::size_t group, std::size_t il, float* out);
+};
+
+const TypeTraits& type_traits(TensorType type);
+inline const char* type_name(TensorType type) { return type_traits(type).name; }
+
+// Elements per block of `type` for a tensor with group size `group`.
+inline int block_elements(TensorType type, int group) {
+  const int b = type_traits(type).block;
+  return b ? b : group;
+}
+
+// Byte sizes of `numel` elements of `type` (numel a multiple of the block): the value stream
+// and the separate scale stream. false when a size overflows 64 bits or the group is invalid.
+bool type_bytes(TensorType type, std::uint64_t numel, int group, std::uint64_t* value_bytes,
+                std::uint64_t* scale_bytes);
+
+// Bytes of one row of `cols` elements (a whole number of blocks) in each stream.
+std::size_t row_value_bytes(TensorType type, std::size_t cols, int group);
+std::size_t row_scale_bytes(TensorType type, std::size_t cols, int group);
+
+}  // namespace pocketlm
