@@ -80,11 +80,25 @@ test-valgrind:
 	cmake --build $(VALGRIND_BUILD) -j$(JOBS) --target pocketlm_exe
 	scripts/valgrind-golden $(VALGRIND_BUILD)/pocketlm
 
+# Bare metal: the engine library and two firmware images for a Cortex-M4F (Arm's MPS2-AN386
+# board), built with arm-none-eabi-g++ and newlib-nano; every engine stack frame is bounded
+# at build time (-Wstack-usage). test-bare-metal runs them on QEMU and checks llama2.c's golden
+# tokens and the stack high-water mark (scripts/run-firmware-golden). Needs the packages
+# gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib (and, to run,
+# qemu-system-arm).
+BARE_METAL_BUILD ?= build-cortex-m
+.PHONY: check-bare-metal test-bare-metal
+check-bare-metal:
+	cmake -S . -B $(BARE_METAL_BUILD) -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=cmake/arm-none-eabi-cortex-m4f.cmake
+	cmake --build $(BARE_METAL_BUILD) -j$(JOBS)
+test-bare-metal: check-bare-metal
+	scripts/run-firmware-golden $(BARE_METAL_BUILD)
+
 bench: build models
 	bench/run-bench.sh
 
 clean:
-	rm -rf $(BUILD) $(AARCH64_BUILD) $(MIPS_BUILD) $(SANITIZE_BUILD) $(VALGRIND_BUILD)
+	rm -rf $(BUILD) $(AARCH64_BUILD) $(MIPS_BUILD) $(SANITIZE_BUILD) $(VALGRIND_BUILD) $(BARE_METAL_BUILD)
 
 # libFuzzer targets (fuzz/: clang, ASan + UBSan) over seeds cut from the shared models.
 # fuzz-smoke runs each target 60 s (about 8 minutes in all), fuzz 10 minutes each; both fail

@@ -6,6 +6,9 @@
 
 namespace pocketlm {
 
+// The engine's dimensions and counts are int; every target it supports has a 32-bit int.
+static_assert(sizeof(int) == 4, "pocketlm assumes a 32-bit int");
+
 // *out = a * b; returns false (and leaves *out unspecified) on 64-bit overflow.
 inline bool checked_mul(std::uint64_t a, std::uint64_t b, std::uint64_t* out) {
   return !__builtin_mul_overflow(a, b, out);

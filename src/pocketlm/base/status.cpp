@@ -6,14 +6,24 @@
 
 namespace pocketlm {
 
+namespace {
+
+char g_messages[Status::kMessageSlots][Status::kMaxMessage];
+unsigned g_next_slot = 0;
+
+}  // namespace
+
 Status Status::error(StatusCode code, const char* fmt, ...) {
   Status s;
   s.code_ = code;
+  s.slot_ = static_cast<unsigned char>(g_next_slot++ % kMessageSlots);
   va_list args;
   va_start(args, fmt);
-  vformat_to(s.message_, kMaxMessage, fmt, args);
+  vformat_to(g_messages[s.slot_], kMaxMessage, fmt, args);
   va_end(args);
   return s;
 }
+
+const char* Status::message() const { return ok() ? "" : g_messages[slot_]; }
 
 }  // namespace pocketlm

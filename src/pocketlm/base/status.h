@@ -1,7 +1,12 @@
 // Status: the engine's error value. The core is built without exceptions, so every
 // fallible call returns a Status whose message is one line naming the file or flag, the
 // field and the value (e.g. "model.bin: header field dim = -3 must be positive").
-// The message lives in a fixed buffer: creating an error never allocates.
+// A Status is two bytes, so that the load path's chains of POCKETLM_TRY stay within a
+// microcontroller's small task stack (the ESP-IDF main task has 3.5 KiB). The message lives in
+// one of kMessageSlots static buffers, taken in turn: creating an error never allocates, an
+// error built from another one's message() is safe, and a message stays valid until
+// kMessageSlots newer errors have been made. Errors are made on the calling thread only (the
+// kernels that workers run never fail).
 #pragma once
 
 #include <cstddef>
@@ -21,6 +26,7 @@ enum class StatusCode {
 class Status {
  public:
   static constexpr std::size_t kMaxMessage = 320;
+  static constexpr int kMessageSlots = 8;
 
   Status() = default;
   // printf-style constructor for errors; the message is truncated to kMaxMessage - 1 bytes.
@@ -29,11 +35,12 @@ class Status {
 
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }
-  const char* message() const { return message_; }
+  // The one-line message ("" for ok).
+  const char* message() const;
 
  private:
   StatusCode code_ = StatusCode::kOk;
-  char message_[kMaxMessage] = {};
+  unsigned char slot_ = 0;
 };
 
 }  // namespace pocketlm

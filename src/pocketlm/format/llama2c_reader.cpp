@@ -8,17 +8,18 @@ namespace pocketlm {
 
 namespace {
 
-std::int32_t load_i32(const unsigned char* p) {
+// A little-endian int32 field (int is 32 bits on every target: base/checked.h).
+int load_i32(const unsigned char* p) {
   std::int32_t v;
   std::memcpy(&v, p, 4);
-  return v;
+  return static_cast<int>(v);
 }
 
 Status bad(const Storage& s, const char* field, long long value, const char* why) {
   return Status::error(StatusCode::kBadFormat, "%s: header field %s = %lld %s", s.name(), field, value, why);
 }
 
-Status validate_config(const Storage& s, const std::int32_t raw[7], ModelConfig* c) {
+Status validate_config(const Storage& s, const int raw[7], ModelConfig* c) {
   static const char* const kNames[] = {"dim", "hidden_dim", "n_layers", "n_heads", "n_kv_heads", "vocab_size",
                                        "seq_len"};
   for (int i = 0; i < 7; ++i)
@@ -61,7 +62,7 @@ Status layout(const Storage& s, ModelSpec* spec, const TensorRole* order, int co
 }  // namespace
 
 Status read_llama2c_spec(Storage& storage, ModelSpec* spec) {
-  *spec = ModelSpec{};
+  spec->reset();  // in place: a ModelSpec temporary is ~1 KiB of a small task stack
   const std::uint64_t file_bytes = storage.size();
   spec->file_bytes = file_bytes;
   unsigned char header[kLlama2cHeaderBytes] = {};
@@ -73,7 +74,7 @@ Status read_llama2c_spec(Storage& storage, ModelSpec* spec) {
   // the magic says there is one: a v0 file's tensors begin at byte 28 and are read once, later.
   POCKETLM_TRY(storage.read(0, header, 28));
 
-  std::int32_t raw[7];
+  int raw[7];
   const std::uint32_t magic = static_cast<std::uint32_t>(load_i32(header));
   if (magic == kLlama2cMagic) {
     if (file_bytes < kLlama2cHeaderBytes)
@@ -109,13 +110,14 @@ Status read_llama2c_spec(Storage& storage, ModelSpec* spec) {
       return Status::error(StatusCode::kBadFormat,
                            "%s: unknown magic 0x%08x ('%c%c%c%c'); llama2.c v1/v2 files start with 0x%08x ('24ka'), "
                            "v0 files with a positive dim",
-                           storage.name(), magic, header[0], header[1], header[2], header[3], kLlama2cMagic);
+                           storage.name(), static_cast<unsigned>(magic), header[0], header[1], header[2], header[3],
+                           static_cast<unsigned>(kLlama2cMagic));
     return config_status;
   }
   const ModelConfig& c = spec->config;
 
   if (spec->format == ModelFormat::kLlama2cV2) {
-    const std::int32_t gs = load_i32(header + 37);  // unaligned, as export.py writes it
+    const int gs = load_i32(header + 37);  // unaligned, as export.py writes it
     if (gs <= 0) return bad(storage, "group_size", gs, "must be positive");
     if (c.dim % gs != 0)
       return Status::error(StatusCode::kBadFormat, "%s: header field group_size = %d does not divide dim = %d",

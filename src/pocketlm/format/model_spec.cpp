@@ -56,6 +56,18 @@ bool ModelSpec::add_role(TensorRole role, TensorType type, int group, std::uint6
   return true;
 }
 
+void ModelSpec::reset() {
+  format = ModelFormat::kLlama2cV0;
+  architecture = "llama";
+  config = ModelConfig{};
+  shared_classifier = true;
+  group_size = 0;
+  header_bytes = 0;
+  file_bytes = 0;
+  for (RoleEntry& e : roles_) e = RoleEntry{};
+  order_count_ = 0;
+}
+
 int ModelSpec::tensor_count() const {
   int n = 0;
   for (int i = 0; i < order_count_; ++i) n += is_per_layer(order_[i]) ? config.n_layers : 1;

@@ -14,23 +14,25 @@ namespace pocketlm {
 enum class ModelFormat { kLlama2cV0, kLlama2cV1, kLlama2cV2 };
 const char* format_name(ModelFormat format);  // "llama2.c v0 (legacy fp32)", ...
 
-// The hyperparameters of a Llama-family decoder, after validation (all dims positive).
+// The hyperparameters of a Llama-family decoder, after validation (all dims positive). Plain
+// int (32 bits on every target: base/checked.h) so that messages print them with %d on
+// toolchains where int32_t is long (arm-none-eabi, Xtensa).
 struct ModelConfig {
-  std::int32_t dim = 0;         // residual stream width
-  std::int32_t hidden_dim = 0;  // SwiGLU FFN width
-  std::int32_t n_layers = 0;
-  std::int32_t n_heads = 0;     // query heads
-  std::int32_t n_kv_heads = 0;  // key/value heads (GQA when < n_heads)
-  std::int32_t vocab_size = 0;
-  std::int32_t seq_len = 0;     // maximum context, tokens
+  int dim = 0;         // residual stream width
+  int hidden_dim = 0;  // SwiGLU FFN width
+  int n_layers = 0;
+  int n_heads = 0;     // query heads
+  int n_kv_heads = 0;  // key/value heads (GQA when < n_heads)
+  int vocab_size = 0;
+  int seq_len = 0;     // maximum context, tokens
   // Fixed in llama2.c (run.c's constants); carried by GGUF and PLE models.
   float rms_eps = 1e-5f;         // RMSNorm epsilon
   float rope_theta = 10000.0f;   // RoPE base frequency
-  std::int32_t bos_id = 1;       // begin-of-sequence token; generating it ends a run (run.c)
-  std::int32_t eos_id = 2;       // end-of-sequence token
+  int bos_id = 1;       // begin-of-sequence token; generating it ends a run (run.c)
+  int eos_id = 2;       // end-of-sequence token
 
-  std::int32_t head_size() const { return dim / n_heads; }
-  std::int32_t kv_dim() const { return dim / n_heads * n_kv_heads; }
+  int head_size() const { return dim / n_heads; }
+  int kv_dim() const { return dim / n_heads * n_kv_heads; }
 };
 
 // One tensor of the file. Matrices are row-major [rows, cols] = [out, in]; vectors have
@@ -54,7 +56,7 @@ struct ModelSpec {
   const char* architecture = "llama";  // selects the model kind (model/model_kind.h)
   ModelConfig config;
   bool shared_classifier = true;  // the classifier is the token-embedding table
-  std::int32_t group_size = 0;    // llama2.c q80 group size; 0 for fp32 files
+  int group_size = 0;             // llama2.c q80 group size; 0 for fp32 files
   std::uint64_t header_bytes = 0;
   std::uint64_t file_bytes = 0;   // equals the size the header implies
 
@@ -65,6 +67,9 @@ struct ModelSpec {
   TensorInfo tensor(TensorRole role, int layer) const;
   bool has(TensorRole role) const { return roles_[static_cast<int>(role)].present; }
   TensorType type(TensorRole role) const { return roles_[static_cast<int>(role)].type; }
+
+  // Back to a default-constructed spec (no roles), without a temporary on the stack.
+  void reset();
 
   // For readers: declares that `role` is stored as `type` [rows, cols] at `offset` (layer 0)
   // with `stride` bytes between layers, its scale stream (if the type has one) right after

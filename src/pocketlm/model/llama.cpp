@@ -3,15 +3,15 @@
 namespace pocketlm {
 
 Status LlamaModel::carve(const ModelSpec& spec, int seq_len, const Kernels& kernels, Arena& arena) {
-  spec_ = spec;
+  spec_ = &spec;
   seq_len_ = seq_len;
-  POCKETLM_TRY(weights_.carve(spec_, kernels, arena));
-  POCKETLM_TRY(state_.carve(spec_.config, seq_len, arena));
-  return ops_.carve(spec_, kernels, arena);
+  POCKETLM_TRY(weights_.carve(spec, kernels, arena));
+  POCKETLM_TRY(state_.carve(spec.config, seq_len, arena));
+  return ops_.carve(spec, kernels, arena);
 }
 
 float* LlamaModel::forward(int token, int pos) {
-  const ModelConfig& c = spec_.config;
+  const ModelConfig& c = spec_->config;
   DecoderState& s = state_;
   WeightSource& w = weights_;
 

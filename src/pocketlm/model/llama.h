@@ -16,12 +16,12 @@ class LlamaModel final : public Model {
   void set_parallel(Parallel* parallel) override { ops_.set_parallel(parallel); }
   float* forward(int token, int pos) override;
 
-  const ModelSpec& spec() const override { return spec_; }
+  const ModelSpec& spec() const override { return *spec_; }
   int seq_len() const override { return seq_len_; }
   std::uint64_t weight_bytes_per_token() const override { return weights_.bytes_per_token(); }
 
  private:
-  ModelSpec spec_;
+  const ModelSpec* spec_ = nullptr;
   int seq_len_ = 0;
   ResidentWeights weights_;
   BlockOps ops_;

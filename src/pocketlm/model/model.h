@@ -19,8 +19,8 @@ class Model {
  public:
   virtual ~Model() = default;
   // Carves weights (in the layout `kernels` reads), KV cache (for `seq_len` <= the model's)
-  // and activations from `arena`; with a measuring arena only the sizes are recorded. Keeps
-  // a copy of `spec`.
+  // and activations from `arena`; with a measuring arena only the sizes are recorded. `spec`
+  // must outlive the model (a Session owns it).
   virtual Status carve(const ModelSpec& spec, int seq_len, const Kernels& kernels, Arena& arena) = 0;
   // Reads every weight from `storage`, at most `chunk_bytes` per read.
   virtual Status load(Storage& storage, std::size_t chunk_bytes) = 0;

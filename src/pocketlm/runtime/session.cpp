@@ -105,8 +105,8 @@ Status Session::open(Storage& model, Storage& tokenizer, const SessionOptions& o
                          model.name());
   opened_ = true;
   model_reads_.wrap(&model);
-  ModelSpec spec;
-  POCKETLM_TRY(plan(model_reads_, &tokenizer, options, &spec, &plan_));
+  const ModelSpec& spec = spec_;
+  POCKETLM_TRY(plan(model_reads_, &tokenizer, options, &spec_, &plan_));
   const std::uint64_t need = plan_.total();
   if (!plan_.fits()) {
     char need_h[32], budget_h[32];
@@ -169,20 +169,20 @@ Status Session::generate(const std::int32_t* prompt, int n_prompt, int steps, co
                          TokenCallback on_token, void* ctx, GenerateStats* stats) {
   if (!ready_)
     return Status::error(StatusCode::kInvalidArgument, "session: generate() needs a session that opened successfully");
-  const std::int32_t vocab = spec().config.vocab_size;
+  const int vocab = spec().config.vocab_size;
   if (steps < 1 || steps > seq_len())
     return Status::error(StatusCode::kInvalidArgument, "-n: steps = %d is outside [1, %d] (seq_len)", steps,
                          seq_len());
   if (n_prompt < 1) return Status::error(StatusCode::kInvalidArgument, "prompt: at least one token (BOS) is needed");
   for (int i = 0; i < n_prompt; ++i)
     if (prompt[i] < 0 || prompt[i] >= vocab)
-      return Status::error(StatusCode::kInvalidArgument, "prompt: token %d = %d is outside [0, %d)", i, prompt[i],
+      return Status::error(StatusCode::kInvalidArgument, "prompt: token %d = %d is outside [0, %d)", i, static_cast<int>(prompt[i]),
                            vocab);
   if (params.seed == 0)
     return Status::error(StatusCode::kInvalidArgument, "-s: seed 0 would stall the xorshift generator");
   sampler_.configure(params, *kernels_);
 
-  const std::int32_t bos = spec().config.bos_id;
+  const int bos = spec().config.bos_id;
   auto now = [this] { return clock_ ? clock_() : 0.0; };
   GenerateStats s;
   s.prompt_tokens = n_prompt;

@@ -87,7 +87,7 @@ class Session {
                   TokenCallback on_token, void* ctx, GenerateStats* stats);
 
   bool ready() const { return ready_; }
-  const ModelSpec& spec() const { return model_->spec(); }
+  const ModelSpec& spec() const { return spec_; }
   const MemoryPlan& plan() const { return plan_; }
   const Tokenizer& tokenizer() const { return tokenizer_; }
   Model& model() { return *model_; }
@@ -107,6 +107,7 @@ class Session {
                           Sampler* sampler, unsigned char** chunk);
 
   Arena arena_;
+  ModelSpec spec_;
   MemoryPlan plan_;
   alignas(16) unsigned char model_memory_[kModelObjectBytes];  // the model object (model/model_kind.h)
   Model* model_ = nullptr;

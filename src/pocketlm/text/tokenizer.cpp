@@ -46,7 +46,7 @@ const unsigned char* byte_table() {
 
 }  // namespace
 
-Status Tokenizer::piece_bytes(const Storage& storage, std::int32_t vocab_size, std::uint64_t* bytes) {
+Status Tokenizer::piece_bytes(const Storage& storage, int vocab_size, std::uint64_t* bytes) {
   const std::uint64_t overhead = 4 + 8 * static_cast<std::uint64_t>(vocab_size);
   if (storage.size() < overhead)
     return Status::error(StatusCode::kBadFormat,
@@ -61,7 +61,7 @@ Status Tokenizer::piece_bytes(const Storage& storage, std::int32_t vocab_size, s
   return Status();
 }
 
-Status Tokenizer::carve(std::int32_t vocab_size, std::uint64_t piece_bytes, Arena& arena) {
+Status Tokenizer::carve(int vocab_size, std::uint64_t piece_bytes, Arena& arena) {
   vocab_size_ = vocab_size;
   piece_bytes_ = piece_bytes;
   const auto n = static_cast<std::uint64_t>(vocab_size);
@@ -84,8 +84,8 @@ Status Tokenizer::load(Storage& storage, unsigned char* chunk, std::size_t chunk
     return Status::error(StatusCode::kBadFormat, "%s: tokenizer field max_token_length = %d must be positive",
                          storage.name(), max_token_length_);
   std::uint64_t used = 0;
-  for (std::int32_t i = 0; i < vocab_size_; ++i) {
-    std::int32_t len = 0;
+  for (int i = 0; i < vocab_size_; ++i) {
+    int len = 0;
     const std::uint64_t at = reader.offset();
     Status st = reader.take(&scores_[i], 4);
     if (st.ok()) st = reader.take(&len, 4);
@@ -116,8 +116,8 @@ Status Tokenizer::load(Storage& storage, unsigned char* chunk, std::size_t chunk
                          storage.name(), static_cast<unsigned long long>(piece_bytes_ - used), vocab_size_ - 1,
                          vocab_size_);
 
-  for (std::int32_t i = 0; i < vocab_size_; ++i) sorted_[i] = i;
-  std::sort(sorted_, sorted_ + vocab_size_, [this](std::int32_t a, std::int32_t b) {
+  for (int i = 0; i < vocab_size_; ++i) sorted_[i] = i;
+  std::sort(sorted_, sorted_ + vocab_size_, [this](int a, int b) {
     const Piece pa = piece(a), pb = piece(b);
     const int c = compare_concat(pa.data, pa.size, nullptr, 0, pb.data, pb.size);
     return c != 0 ? c < 0 : a < b;
@@ -125,16 +125,16 @@ Status Tokenizer::load(Storage& storage, unsigned char* chunk, std::size_t chunk
   return Status();
 }
 
-Piece Tokenizer::piece(std::int32_t token) const {
+Piece Tokenizer::piece(int token) const {
   return Piece{pieces_ + offsets_[token], offsets_[token + 1] - offsets_[token]};
 }
 
-std::int32_t Tokenizer::lookup_pair(const unsigned char* a, std::size_t alen, const unsigned char* b,
+int Tokenizer::lookup_pair(const unsigned char* a, std::size_t alen, const unsigned char* b,
                                     std::size_t blen) const {
   // Leftmost match, so a duplicated piece resolves to one id deterministically.
-  std::int32_t lo = 0, hi = vocab_size_;
+  int lo = 0, hi = vocab_size_;
   while (lo < hi) {
-    const std::int32_t mid = lo + (hi - lo) / 2;
+    const int mid = lo + (hi - lo) / 2;
     const Piece p = piece(sorted_[mid]);
     if (compare_concat(a, alen, b, blen, p.data, p.size) > 0)
       lo = mid + 1;
@@ -148,7 +148,7 @@ std::int32_t Tokenizer::lookup_pair(const unsigned char* a, std::size_t alen, co
   return -1;
 }
 
-std::int32_t Tokenizer::lookup(const unsigned char* text, std::size_t len) const {
+int Tokenizer::lookup(const unsigned char* text, std::size_t len) const {
   return lookup_pair(text, len, nullptr, 0);
 }
 
@@ -171,7 +171,7 @@ Status Tokenizer::encode(const char* text, std::size_t len, bool bos, bool eos, 
   // SentencePiece's add_dummy_prefix: a non-empty text starts with the " " piece.
   if (len > 0) {
     const unsigned char space = ' ';
-    const std::int32_t dummy = lookup(&space, 1);
+    const int dummy = lookup(&space, 1);
     if (dummy >= 0) tokens[n++] = dummy;
   }
   // One code point at a time: a lead byte plus up to three continuation bytes.
@@ -179,13 +179,13 @@ Status Tokenizer::encode(const char* text, std::size_t len, bool bos, bool eos, 
   while (start < len) {
     std::size_t end = start + 1;
     while (end < len && (s[end] & 0xC0) == 0x80 && end - start < 4) ++end;
-    const std::int32_t id = lookup(s + start, end - start);
+    const int id = lookup(s + start, end - start);
     if (id >= 0) {
       tokens[n++] = id;
     } else {
       // Byte fallback: <0xHH> is id HH + 3.
       for (std::size_t i = start; i < end; ++i) {
-        const std::int32_t byte_id = static_cast<std::int32_t>(s[i]) + 3;
+        const int byte_id = static_cast<int>(s[i]) + 3;
         if (byte_id >= vocab_size_)
           return Status::error(StatusCode::kBadFormat,
                                "prompt: byte 0x%02X at offset %zu is not in the vocabulary and vocab_size = %d has "
@@ -199,11 +199,11 @@ Status Tokenizer::encode(const char* text, std::size_t len, bool bos, bool eos, 
   // Merge the best-scoring adjacent pair until none merges (scores below -1e10 never do).
   while (n >= 2) {
     float best_score = -1e10f;
-    std::int32_t best_id = -1;
+    int best_id = -1;
     std::size_t best_idx = 0;
     for (std::size_t i = 0; i + 1 < n; ++i) {
       const Piece a = piece(tokens[i]), b = piece(tokens[i + 1]);
-      const std::int32_t id = lookup_pair(a.data, a.size, b.data, b.size);
+      const int id = lookup_pair(a.data, a.size, b.data, b.size);
       if (id >= 0 && scores_[id] > best_score) {
         best_score = scores_[id];
         best_id = id;
@@ -220,7 +220,7 @@ Status Tokenizer::encode(const char* text, std::size_t len, bool bos, bool eos, 
   return Status();
 }
 
-Piece Tokenizer::decode(std::int32_t prev, std::int32_t token) const {
+Piece Tokenizer::decode(int prev, int token) const {
   Piece p = piece(token);
   if (prev == bos_id_ && p.size > 0 && p.data[0] == ' ') {
     ++p.data;

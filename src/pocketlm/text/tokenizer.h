@@ -13,8 +13,8 @@
 namespace pocketlm {
 
 // llama2.c's special ids; models that carry their own (GGUF) set them with set_special_tokens.
-inline constexpr std::int32_t kBosToken = 1;
-inline constexpr std::int32_t kEosToken = 2;
+inline constexpr int kBosToken = 1;
+inline constexpr int kEosToken = 2;
 inline constexpr const char* kTokenizerRegion = "tokenizer tables";
 
 // A piece of text: bytes, not NUL-terminated.
@@ -28,10 +28,10 @@ class Tokenizer {
   // Bytes of piece text a tokenizer file holds for `vocab_size` records: the file size
   // minus the 4-byte header and 8 bytes (score, length) per record. Error when the file is
   // too small to hold that many records.
-  static Status piece_bytes(const Storage& storage, std::int32_t vocab_size, std::uint64_t* bytes);
+  static Status piece_bytes(const Storage& storage, int vocab_size, std::uint64_t* bytes);
 
   // Carves the tables (scores, piece offsets, piece bytes, sorted index) from the arena.
-  Status carve(std::int32_t vocab_size, std::uint64_t piece_bytes, Arena& arena);
+  Status carve(int vocab_size, std::uint64_t piece_bytes, Arena& arena);
   // Parses the file through `chunk` (a read buffer of chunk_bytes) and sorts the vocabulary.
   // Errors name the file, the record and the value: a negative or too long piece length, a
   // record past the end of the file (fewer records than the model's vocab_size), bytes left
@@ -47,33 +47,33 @@ class Tokenizer {
 
   // The text of `token` after `prev` (run.c's decode): a leading space is dropped after BOS,
   // and <0xHH> pieces stand for that one raw byte. token must be in [0, vocab_size).
-  Piece decode(std::int32_t prev, std::int32_t token) const;
+  Piece decode(int prev, int token) const;
   // The raw vocabulary entry of `token`.
-  Piece piece(std::int32_t token) const;
-  float score(std::int32_t token) const { return scores_[token]; }
+  Piece piece(int token) const;
+  float score(int token) const { return scores_[token]; }
   // Id of an exact piece, or -1.
-  std::int32_t lookup(const unsigned char* text, std::size_t len) const;
+  int lookup(const unsigned char* text, std::size_t len) const;
 
   // The ids encode() adds and decode() treats as BOS (default kBosToken, kEosToken).
-  void set_special_tokens(std::int32_t bos_id, std::int32_t eos_id) {
+  void set_special_tokens(int bos_id, int eos_id) {
     bos_id_ = bos_id;
     eos_id_ = eos_id;
   }
-  std::int32_t bos_id() const { return bos_id_; }
-  std::int32_t eos_id() const { return eos_id_; }
+  int bos_id() const { return bos_id_; }
+  int eos_id() const { return eos_id_; }
 
-  std::int32_t vocab_size() const { return vocab_size_; }
-  std::int32_t max_token_length() const { return max_token_length_; }
+  int vocab_size() const { return vocab_size_; }
+  int max_token_length() const { return max_token_length_; }
 
  private:
   // Id of the piece equal to a || b, or -1 (binary search over sorted_).
-  std::int32_t lookup_pair(const unsigned char* a, std::size_t alen, const unsigned char* b,
+  int lookup_pair(const unsigned char* a, std::size_t alen, const unsigned char* b,
                            std::size_t blen) const;
 
-  std::int32_t vocab_size_ = 0;
-  std::int32_t max_token_length_ = 0;
-  std::int32_t bos_id_ = kBosToken;
-  std::int32_t eos_id_ = kEosToken;
+  int vocab_size_ = 0;
+  int max_token_length_ = 0;
+  int bos_id_ = kBosToken;
+  int eos_id_ = kEosToken;
   std::uint64_t piece_bytes_ = 0;
   float* scores_ = nullptr;          // [vocab_size]
   std::uint32_t* offsets_ = nullptr;  // [vocab_size + 1] into pieces_

@@ -1,0 +1,81 @@
+// A firmware-shaped program for a Cortex-M4F: the model and tokenizer live in read-only memory
+// (images.S links them in, as flash would hold them), the session arena is a static buffer,
+// and text goes out through newlib's semihosting stdout. `make test-bare-metal` runs it under
+// QEMU's mps2-an386 and compares the tokens with llama2.c's golden run; it also reports the
+// deepest stack the engine used (the ESP-IDF main task has 3.5 KiB).
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+
+#include "pocketlm/io/memory_storage.h"
+#include "pocketlm/runtime/session.h"
+#include "ports/cortex_m/stack_watermark.h"
+
+extern "C" const unsigned char pocketlm_model_image[], pocketlm_model_image_end[];
+extern "C" const unsigned char pocketlm_tokenizer_image[], pocketlm_tokenizer_image_end[];
+
+namespace {
+
+// The arena: one static buffer (stories260K at its full 512-token context needs ~1.7 MiB).
+alignas(16) unsigned char g_arena[POCKETLM_FIRMWARE_ARENA_BYTES];
+
+pocketlm::Session g_session;
+
+struct Output {
+  int count = 0;
+};
+
+bool on_token(std::int32_t prev, std::int32_t next, void* ctx) {
+  static_cast<Output*>(ctx)->count++;
+  const pocketlm::Piece p = g_session.tokenizer().decode(prev, next);
+  std::printf("next: %d piece: ", static_cast<int>(next));
+  std::fwrite(p.data, 1, p.size, stdout);
+  std::printf("\n");
+  return true;
+}
+
+std::size_t image_bytes(const unsigned char* begin, const unsigned char* end) {
+  return static_cast<std::size_t>(end - begin);
+}
+
+}  // namespace
+
+int main() {
+  pocketlm::MemoryStorage model(pocketlm_model_image,
+                                image_bytes(pocketlm_model_image, pocketlm_model_image_end), "flash:model");
+  pocketlm::MemoryStorage tokenizer(pocketlm_tokenizer_image,
+                                    image_bytes(pocketlm_tokenizer_image, pocketlm_tokenizer_image_end),
+                                    "flash:tokenizer");
+  pocketlm::SessionOptions options;
+  options.arena_buffer = g_arena;
+  options.arena_buffer_bytes = sizeof g_arena;
+  pocketlm::Status st = g_session.open(model, tokenizer, options);
+  if (!st.ok()) {
+    std::printf("error: %s\n", st.message());
+    return 1;
+  }
+  std::printf("arena: %lu bytes (plan %lu), kernels %s\n", static_cast<unsigned long>(g_session.arena_bytes()),
+              static_cast<unsigned long>(g_session.plan().total()), g_session.kernels().name);
+  const char* text = POCKETLM_FIRMWARE_PROMPT;
+  std::int32_t prompt[256];
+  int n = 0;
+  st = g_session.encode(text, std::strlen(text), prompt, 256, &n);
+  if (!st.ok()) {
+    std::printf("error: %s\n", st.message());
+    return 1;
+  }
+  std::printf("prompt:");
+  for (int i = 0; i < n; ++i) std::printf(" %d", static_cast<int>(prompt[i]));
+  std::printf("\n");
+  pocketlm::SamplerParams params;
+  params.temperature = 0.0f;
+  Output out;
+  st = g_session.generate(prompt, n, POCKETLM_FIRMWARE_STEPS, params, on_token, &out, nullptr);
+  if (!st.ok()) {
+    std::printf("error: %s\n", st.message());
+    return 1;
+  }
+  std::printf("stack high water: %lu bytes\n", static_cast<unsigned long>(pocketlm::stack_high_water()));
+  return 0;
+}

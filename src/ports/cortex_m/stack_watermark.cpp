@@ -1,0 +1,28 @@
+#include "ports/cortex_m/stack_watermark.h"
+
+#include <cstdint>
+
+extern "C" unsigned char __stack_top[], __stack_limit[];
+
+namespace pocketlm {
+
+namespace {
+constexpr std::uint32_t kPaint = 0xA5C3A5C3u;
+}
+
+void paint_stack() {
+  // Up to 64 bytes below this frame: the words above are in use right now.
+  std::uintptr_t sp = 0;
+  __asm volatile("mov %0, sp" : "=r"(sp));
+  for (std::uintptr_t a = reinterpret_cast<std::uintptr_t>(__stack_limit); a + 4 <= sp - 64; a += 4)
+    *reinterpret_cast<volatile std::uint32_t*>(a) = kPaint;
+}
+
+std::size_t stack_high_water() {
+  std::uintptr_t a = reinterpret_cast<std::uintptr_t>(__stack_limit);
+  const std::uintptr_t top = reinterpret_cast<std::uintptr_t>(__stack_top);
+  while (a < top && *reinterpret_cast<const volatile std::uint32_t*>(a) == kPaint) a += 4;
+  return static_cast<std::size_t>(top - a);
+}
+
+}  // namespace pocketlm

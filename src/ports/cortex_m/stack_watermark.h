@@ -1,0 +1,15 @@
+// Stack high-water mark: the stack is filled with a pattern at reset, and the deepest word that
+// no longer holds it shows how much stack the program ever used (bytes), whatever the call
+// path — function pointers and virtual calls included, which a static call graph cannot see.
+#pragma once
+
+#include <cstddef>
+
+namespace pocketlm {
+
+// Fills the stack below the current frame with the pattern. Call once, early, from reset.
+void paint_stack();
+// Bytes of stack used at the deepest point since paint_stack().
+std::size_t stack_high_water();
+
+}  // namespace pocketlm
