@@ -12,9 +12,9 @@ namespace pocketlm {
 namespace {
 
 // Wraps a storage and counts how often each byte is read.
-class CountingStorage final : public Storage {
+class ByteReadCounter final : public Storage {
  public:
-  explicit CountingStorage(Storage& inner) : inner_(inner), reads_(static_cast<std::size_t>(inner.size()), 0) {}
+  explicit ByteReadCounter(Storage& inner) : inner_(inner), reads_(static_cast<std::size_t>(inner.size()), 0) {}
   const char* name() const override { return inner_.name(); }
   std::uint64_t size() const override { return inner_.size(); }
   Status read(std::uint64_t offset, void* dst, std::size_t bytes) override {
@@ -66,7 +66,7 @@ TEST_P(SessionTest, SeqLenShrinksTheKvCache) {
 
 TEST_P(SessionTest, EveryModelByteIsReadOnceInBoundedChunks) {
   Files f(GetParam());
-  CountingStorage counting(f.model);
+  ByteReadCounter counting(f.model);
   SessionOptions options;
   options.io_chunk_bytes = 4096;
   Session s;
@@ -86,7 +86,7 @@ TEST_P(SessionTest, EveryModelByteIsReadOnceInBoundedChunks) {
 
 TEST_P(SessionTest, OverBudgetFailsBeforeReadingWeights) {
   Files f(GetParam());
-  CountingStorage counting(f.model);
+  ByteReadCounter counting(f.model);
   SessionOptions options;
   options.budget_bytes = 100000;
   Session s;

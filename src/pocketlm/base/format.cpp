@@ -1,5 +1,6 @@
 #include "pocketlm/base/format.h"
 
+#include <cmath>
 #include <cstdint>
 
 namespace pocketlm {
@@ -91,12 +92,19 @@ void emit_fixed(Out& o, const Spec& s, double v) {
   }
   std::uint64_t scale = 1;
   for (int i = 0; i < prec; ++i) scale *= 10;
-  // Round half to even on the scaled value (a * scale < 1e24 is exact enough for 9 digits
-  // below 1e15: the engine prints at most 2 decimals of values far smaller).
+  // Rounded as printf rounds the exact binary value: a fraction above or below one half of the
+  // last digit decides; at exactly one half of the rounded product, the product's own rounding
+  // error (exact, from a fused multiply-add) says which side the true value lies on, and only
+  // a true tie goes to even.
   const double scaled = a * static_cast<double>(scale);
   auto whole = static_cast<std::uint64_t>(scaled);
   const double frac = scaled - static_cast<double>(whole);
-  if (frac > 0.5 || (frac == 0.5 && (whole & 1))) ++whole;
+  if (frac > 0.5) {
+    ++whole;
+  } else if (frac == 0.5) {
+    const double error = std::fma(a, static_cast<double>(scale), -scaled);
+    if (error > 0 || (error == 0 && (whole & 1))) ++whole;
+  }
   char* const end = tmp + sizeof tmp;
   char* const int_end = prec > 0 ? end - prec - 1 : end;
   char* p = digits(whole / scale, 10, false, int_end);

@@ -3,9 +3,9 @@
 // field and the value (e.g. "model.bin: header field dim = -3 must be positive").
 // A Status is two bytes, so that the load path's chains of POCKETLM_TRY stay within a
 // microcontroller's small task stack (the ESP-IDF main task has 3.5 KiB). The message lives in
-// one of kMessageSlots static buffers, taken in turn: creating an error never allocates, an
-// error built from another one's message() is safe, and a message stays valid until
-// kMessageSlots newer errors have been made. Errors are made on the calling thread only (the
+// one of kMessageSlots static buffers, taken in turn: creating an error never allocates, and a
+// message stays valid until kMessageSlots newer errors have been made (so an error may be
+// built from the message of any of the kMessageSlots - 1 before it). Errors are made on the calling thread only (the
 // kernels that workers run never fail).
 #pragma once
 
