@@ -32,7 +32,7 @@ int run_inspect(const InspectOptions& o) {
     std::printf("group size  %d\n", spec.group_size);
   else
     std::printf("group size  - (fp32)\n");
-  std::printf("\n%-16s %5s %-14s %-5s %12s %12s\n", "tensor", "layer", "shape", "dtype", "offset", "bytes");
+  std::printf("\n%-16s %5s %-14s %-5s %12s %12s\n", "tensor", "layer", "shape", "type", "offset", "bytes");
   std::uint64_t params = 0;
   for (int i = 0; i < spec.tensor_count(); ++i) {
     const TensorInfo t = spec.tensor(i);
