@@ -1,5 +1,6 @@
 #include "pocketlm/model/resident_weights.h"
 
+#include "pocketlm/base/format.h"
 #include "pocketlm/io/storage.h"
 
 namespace pocketlm {
@@ -86,6 +87,31 @@ Status ResidentWeights::carve(const ModelSpec& spec, const Kernels& kernels, Are
   return Status();
 }
 
+namespace {
+
+// Refuses rows [r0, r0 + rows) of tensor t, just read into memory in row-major order, when one
+// of their floats is NaN or infinite: such a file is corrupt, and on a PSP, whose FPU traps on
+// overflow, it could halt the console mid-story.
+Status check_finite(const Storage& storage, const TensorInfo& t, std::size_t r0, const void* values,
+                    const float* scales, std::size_t rows) {
+  NonFinite bad;
+  if (!find_non_finite(t.type, values, scales, rows, static_cast<std::size_t>(t.cols), t.group, &bad))
+    return Status();
+  const std::uint64_t element = static_cast<std::uint64_t>(r0) * t.cols + bad.element;
+  const char* what = bad.value != bad.value ? "NaN" : bad.value > 0 ? "+inf" : "-inf";
+  char layer[24] = "";
+  if (t.layer >= 0) format_to(layer, sizeof layer, " (layer %d)", t.layer);
+  if (bad.in_scales)
+    return Status::error(StatusCode::kBadFormat,
+                         "%s: tensor %s%s has a %s scale for elements %llu..%llu; pocketlm refuses non-finite weights",
+                         storage.name(), role_name(t.role), layer, what, static_cast<unsigned long long>(element),
+                         static_cast<unsigned long long>(element + static_cast<std::uint64_t>(block_elements(t.type, t.group)) - 1));
+  return Status::error(StatusCode::kBadFormat, "%s: tensor %s%s element %llu is %s; pocketlm refuses non-finite weights",
+                       storage.name(), role_name(t.role), layer, static_cast<unsigned long long>(element), what);
+}
+
+}  // namespace
+
 Status ResidentWeights::load_matrix(Storage& storage, const TensorInfo& t, const Matrix& m, std::size_t chunk_bytes) {
   const auto n = static_cast<std::size_t>(t.cols), d = static_cast<std::size_t>(t.rows);
   const auto il = static_cast<std::size_t>(m.interleave);
@@ -99,12 +125,14 @@ Status ResidentWeights::load_matrix(Storage& storage, const TensorInfo& t, const
   for (std::size_t r = 0; r < full; r += il) {
     POCKETLM_TRY(read_chunked(storage, t.offset + r * rv, repack_values_, il * rv, chunk_bytes));
     if (rs) POCKETLM_TRY(read_chunked(storage, t.scales_offset + r * rs, repack_scales_, il * rs, chunk_bytes));
+    POCKETLM_TRY(check_finite(storage, t, r, repack_values_, rs ? repack_scales_ : nullptr, il));
     traits.interleave_rows(values + r * rv, rs ? reinterpret_cast<float*>(scales + r * rs) : nullptr, repack_values_,
                            repack_scales_, n, static_cast<std::size_t>(t.group), il);
   }
   POCKETLM_TRY(read_chunked(storage, t.offset + full * rv, values + full * rv, (d - full) * rv, chunk_bytes));
   if (rs) POCKETLM_TRY(read_chunked(storage, t.scales_offset + full * rs, scales + full * rs, (d - full) * rs, chunk_bytes));
-  return Status();
+  return check_finite(storage, t, full, values + full * rv, rs ? reinterpret_cast<const float*>(scales + full * rs) : nullptr,
+                      d - full);
 }
 
 Status ResidentWeights::load(Storage& storage, std::size_t chunk_bytes) {

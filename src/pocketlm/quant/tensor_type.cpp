@@ -41,8 +41,8 @@ void q80_row(const void* values, const float* scales, std::size_t r, std::size_t
 }
 
 const TypeTraits kTraits[kTensorTypeCount] = {
-    {"f32", 1, 32, 0, 0, TensorType::kF32, f32_dequantize, nullptr, f32_interleave, f32_row},
-    {"q80", 0, 8, 0, 4, TensorType::kQ80, q80_dequantize, q80_quantize, q80_interleave, q80_row},
+    {"f32", 1, 32, 0, 0, true, TensorType::kF32, f32_dequantize, nullptr, f32_interleave, f32_row},
+    {"q80", 0, 8, 0, 4, false, TensorType::kQ80, q80_dequantize, q80_quantize, q80_interleave, q80_row},
 };
 
 }  // namespace
@@ -60,6 +60,42 @@ bool type_bytes(TensorType type, std::uint64_t numel, int group, std::uint64_t* 
       static_cast<std::uint64_t>(t.inline_scale_bytes);
   return checked_mul(blocks, block_bytes, value_bytes) &&
          checked_mul(blocks, static_cast<std::uint64_t>(t.stream_scale_bytes), scale_bytes);
+}
+
+namespace {
+
+// NaN and infinity are the floats whose exponent bits are all ones; a bit test is immune to
+// compiler flags that assume finite math.
+bool non_finite(const float* v, std::size_t n, std::size_t* at) {
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint32_t bits;
+    std::memcpy(&bits, v + i, sizeof bits);
+    if ((bits & 0x7F800000u) == 0x7F800000u) {
+      *at = i;
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+bool find_non_finite(TensorType type, const void* values, const float* scales, std::size_t rows, std::size_t cols,
+                     int group, NonFinite* found) {
+  const TypeTraits& t = type_traits(type);
+  std::size_t at = 0;
+  if (t.float_values && non_finite(static_cast<const float*>(values), rows * cols, &at)) {
+    *found = NonFinite{at, false, static_cast<const float*>(values)[at]};
+    return true;
+  }
+  if (t.stream_scale_bytes == sizeof(float) && scales) {
+    const auto block = static_cast<std::size_t>(block_elements(type, group));
+    if (non_finite(scales, rows * cols / block, &at)) {
+      *found = NonFinite{static_cast<std::uint64_t>(at) * block, true, scales[at]};
+      return true;
+    }
+  }
+  return false;
 }
 
 std::size_t row_value_bytes(TensorType type, std::size_t cols, int group) {

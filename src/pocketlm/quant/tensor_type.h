@@ -25,6 +25,7 @@ struct TypeTraits {
   int value_bits;       // bits per element in the value stream
   int inline_scale_bytes;  // bytes of scale stored inside each block (ggml types; 0 here)
   int stream_scale_bytes;  // bytes of scale per block in a separate stream (q80: one fp32)
+  bool float_values;       // the value stream is IEEE binary32 (checked for NaN/inf at load)
   TensorType activation;   // what a matmul over this type quantizes its input vector to
   // Dequantizes n elements that start on a block boundary: out[i] = value i (run.c/runq.c's
   // dequantize for q80). `scales` is the separate scale stream (null when there is none).
@@ -58,5 +59,18 @@ bool type_bytes(TensorType type, std::uint64_t numel, int group, std::uint64_t* 
 // Bytes of one row of `cols` elements (a whole number of blocks) in each stream.
 std::size_t row_value_bytes(TensorType type, std::size_t cols, int group);
 std::size_t row_scale_bytes(TensorType type, std::size_t cols, int group);
+
+// A NaN or infinity found in a tensor's floats (values or scales).
+struct NonFinite {
+  std::uint64_t element;  // row-major index of the value (for a scale: of its block's first value)
+  bool in_scales;         // the float was a block scale
+  float value;
+};
+
+// Looks for the first non-finite float in `rows` row-major rows of `cols` elements: in the
+// value stream when the type's values are floats, and in the separate scale stream. Indices
+// count from the first of these rows. Returns false when every float is finite.
+bool find_non_finite(TensorType type, const void* values, const float* scales, std::size_t rows, std::size_t cols,
+                     int group, NonFinite* found);
 
 }  // namespace pocketlm

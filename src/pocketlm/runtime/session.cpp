@@ -28,6 +28,21 @@ Status tokenizer_sizes(const Storage& tokenizer, const ModelSpec& spec, const Se
   return Status();
 }
 
+// Whether every logit is finite, in one cheap pass: x * 0 is 0 for a finite x and NaN for NaN
+// or inf, so the sum stays 0 exactly when all are finite (four sums break the add chain).
+bool logits_finite(const float* logits, int n) {
+  float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+  int i = 0;
+  for (; i + 4 <= n; i += 4) {
+    s0 += logits[i] * 0.0f;
+    s1 += logits[i + 1] * 0.0f;
+    s2 += logits[i + 2] * 0.0f;
+    s3 += logits[i + 3] * 0.0f;
+  }
+  for (; i < n; ++i) s0 += logits[i] * 0.0f;
+  return s0 + s1 + s2 + s3 == 0.0f;
+}
+
 // A model object of `spec`'s kind in `memory`, destroyed when this goes out of scope.
 class ScopedModel {
  public:
@@ -192,6 +207,12 @@ Status Session::generate(const std::int32_t* prompt, int n_prompt, int steps, co
   int pos = 0;
   while (pos < steps) {
     float* logits = model_->forward(token, pos);
+    // A finite but extreme model can still overflow; sampling NaNs would print garbage.
+    if (!logits_finite(logits, vocab))
+      return Status::error(StatusCode::kBadFormat,
+                           "model: the logits at position %d are not finite (NaN or inf): the weights overflow float "
+                           "arithmetic; stopping instead of sampling",
+                           pos);
     const bool forced = pos < n_prompt - 1;
     const std::int32_t next = forced ? prompt[pos + 1] : sampler_.sample(logits);
     const double t = now();
