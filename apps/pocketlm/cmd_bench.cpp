@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "bandwidth.h"
 #include "cli_common.h"
 #include "commands.h"
 #include "pocketlm/base/byte_size.h"
@@ -167,6 +168,14 @@ int run_bench(const BenchOptions& o) {
   row("effective GB/s", t.decode_ms.empty() ? "n/a"
                                             : fmt("%.2f (weight bytes/token x decode tok/s)",
                                                   static_cast<double>(bytes_per_token) * decode_tps / 1e9));
+  // The machine's own limit, measured now with the same number of threads: decode of a model
+  // larger than the caches cannot stream weights faster than this.
+  const Bandwidth limit = measure_read_bandwidth(session.threads());
+  row("read bandwidth", fmt("%.2f GB/s (%.0f thread(s), %.0f MiB streaming read, best of 5)", limit.gb_per_s,
+                            limit.threads, limit.buffer_mib) + ", " + limit.loop + " loads");
+  if (!t.decode_ms.empty())
+    row("fraction of limit", fmt("%.2f (effective GB/s / read bandwidth)",
+                                 static_cast<double>(bytes_per_token) * decode_tps / 1e9 / limit.gb_per_s));
   row("arena bytes", bytes_text(session.arena_bytes()));
   return kExitOk;
 }
