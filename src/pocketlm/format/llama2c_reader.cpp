@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "pocketlm/base/checked.h"
+#include "pocketlm/format/file_kind.h"
 
 namespace pocketlm {
 
@@ -76,7 +77,7 @@ Status layout(const Storage& s, ModelSpec* spec, const TensorKind* order, int co
 
 }  // namespace
 
-Status read_llama2c_spec(Storage& storage, ModelSpec* spec) {
+static Status read_header(Storage& storage, ModelSpec* spec) {
   *spec = ModelSpec{};
   const std::uint64_t file_bytes = storage.size();
   spec->file_bytes = file_bytes;
@@ -168,6 +169,12 @@ Status read_llama2c_spec(Storage& storage, ModelSpec* spec) {
                          storage.name(), static_cast<unsigned long long>(file_bytes - expected),
                          static_cast<unsigned long long>(expected), static_cast<unsigned long long>(file_bytes));
   return Status();
+}
+
+// A rejected header: say what the file is when it is a known other kind (file_kind.h).
+Status read_llama2c_spec(Storage& storage, ModelSpec* spec) {
+  const Status st = read_header(storage, spec);
+  return st.code() == StatusCode::kBadFormat ? name_foreign_file(storage, st) : st;
 }
 
 Status check_tensors_addressable(const char* name, const ModelSpec& spec, std::uint64_t max_bytes) {
