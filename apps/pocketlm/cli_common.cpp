@@ -80,6 +80,26 @@ Status parse_memory_flags(const std::string& seq_len, const std::string& heap, S
   return Status();
 }
 
+Status parse_backend_flags(const std::string& kernels, const std::string& threads, SessionOptions* options) {
+  long long n = 0;
+  POCKETLM_TRY(parse_int("--threads", threads, 1, 256, &n));
+  options->threads = static_cast<int>(n);
+  if (kernels.empty()) return Status();
+  options->kernels = find_kernels(kernels.c_str());
+  if (options->kernels) return Status();
+  std::string available;
+  for (const char* const* name = kernel_names(); *name; ++name)
+    if (find_kernels(*name)) available += (available.empty() ? "" : ", ") + std::string(*name);
+  return Status::error(StatusCode::kInvalidArgument, "--kernels: backend '%s' is not available on this machine "
+                       "(available: %s)", kernels.c_str(), available.c_str());
+}
+
+std::string kernel_choices() {
+  std::string choices;
+  for (const char* const* name = kernel_names(); *name; ++name) choices += (choices.empty() ? "" : "|") + std::string(*name);
+  return choices;
+}
+
 void print_plan(const MemoryPlan& plan, std::FILE* out) {
   plan.render([](const char* line, void* ctx) { std::fprintf(static_cast<std::FILE*>(ctx), "%s\n", line); }, out);
 }

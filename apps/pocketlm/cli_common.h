@@ -31,6 +31,11 @@ Status parse_seed(const char* flag, const std::string& text, std::uint64_t* out,
 
 // Fills options->seq_len and options->budget_bytes from --seq-len and --heap (empty: none).
 Status parse_memory_flags(const std::string& seq_len, const std::string& heap, SessionOptions* options);
+// Fills options->kernels (empty name: the default backend) and options->threads; an unknown
+// or unavailable backend is an error listing the ones this machine has.
+Status parse_backend_flags(const std::string& kernels, const std::string& threads, SessionOptions* options);
+// "reference|tiled4|avx2": every backend compiled in, for --help.
+std::string kernel_choices();
 
 // Prints a memory plan table to `out` (stdout or stderr).
 void print_plan(const MemoryPlan& plan, std::FILE* out);
