@@ -24,11 +24,14 @@ static_assert(std::endian::native == std::endian::little, "checkpoints are littl
 
 void add_convert_command(CLI::App& app, ConvertOptions& o) {
   CLI::App* cmd = app.add_subcommand("convert", "convert an fp32 llama2.c checkpoint (v0/v1) to v2 q80");
-  cmd->add_option("input", o.input, "fp32 checkpoint (.bin)")->required();
-  cmd->add_option("--to", o.to, "target format: q80")->required();
+  cmd->add_option("input", o.input, "fp32 checkpoint (.bin)")->required()->type_name("FILE");
+  cmd->add_option("--to", o.to, "target format")->required()->type_name("q80");
   cmd->add_option("--group-size", o.group_size,
-                  "q80 group size; must divide dim and hidden_dim (default: 64, halved until it does)");
-  cmd->add_option("-o", o.output, "output file")->required();
+                  "q80 group size; must divide dim and hidden_dim (default: 64, halved until it does)")
+      ->type_name("INT");
+  cmd->add_option("-o", o.output, "output file (written as FILE.tmp-XXXXXX, renamed when complete)")
+      ->required()
+      ->type_name("FILE");
 }
 
 namespace {
