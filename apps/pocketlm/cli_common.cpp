@@ -88,15 +88,21 @@ Status parse_backend_flags(const std::string& kernels, const std::string& thread
   options->kernels = find_kernels(kernels.c_str());
   if (options->kernels) return Status();
   std::string available;
-  for (const char* const* name = kernel_names(); *name; ++name)
-    if (find_kernels(*name)) available += (available.empty() ? "" : ", ") + std::string(*name);
+  for (const char* const* name = kernel_names(); *name; ++name) {
+    if (!find_kernels(*name)) continue;
+    if (!available.empty()) available += ", ";
+    available += *name;
+  }
   return Status::error(StatusCode::kInvalidArgument, "--kernels: backend '%s' is not available on this machine "
                        "(available: %s)", kernels.c_str(), available.c_str());
 }
 
 std::string kernel_choices() {
   std::string choices;
-  for (const char* const* name = kernel_names(); *name; ++name) choices += (choices.empty() ? "" : "|") + std::string(*name);
+  for (const char* const* name = kernel_names(); *name; ++name) {
+    if (!choices.empty()) choices += '|';
+    choices += *name;
+  }
   return choices;
 }
 
