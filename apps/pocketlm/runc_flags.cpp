@@ -9,6 +9,18 @@
 
 namespace pocketlm::cli {
 
+namespace {
+
+// text[0, end) without the white space strtol/strtod skip first.
+std::string taken(const std::string& text, const char* end) {
+  std::size_t begin = 0;
+  const std::size_t stop = static_cast<std::size_t>(end - text.c_str());
+  while (begin < stop && std::isspace(static_cast<unsigned char>(text[begin]))) ++begin;
+  return text.substr(begin, stop - begin);
+}
+
+}  // namespace
+
 AtoiResult runc_atoi(const std::string& text) {
   AtoiResult r;
   const char* s = text.c_str();
@@ -18,6 +30,7 @@ AtoiResult runc_atoi(const std::string& text) {
   r.saturated = errno == ERANGE;
   r.number = end != s;
   r.whole = r.number && *end == '\0';
+  r.read = taken(text, end);
   r.value = static_cast<std::int32_t>(static_cast<std::uint32_t>(r.wide));  // (int) keeps the low 32 bits
   return r;
 }
@@ -29,6 +42,7 @@ AtofResult runc_atof(const std::string& text) {
   r.wide = std::strtod(s, &end);  // ERANGE is not an error for atof: the result is ±HUGE_VAL or tiny
   r.number = end != s;
   r.whole = r.number && *end == '\0';
+  r.read = taken(text, end);
   // The double-to-float conversion of the hardware (round to nearest), without the undefined
   // behaviour C++ gives a double beyond the float range: from FLT_MAX + half an ulp it is
   // infinite (a tie rounds to even, away from FLT_MAX, whose last mantissa bit is 1).
@@ -51,13 +65,6 @@ std::string float_text(float v) {
   return buf;
 }
 
-std::string number_prefix(const std::string& text) {
-  // The characters strtol/strtod consumed, without the white space they skip.
-  std::size_t begin = 0;
-  while (begin < text.size() && std::isspace(static_cast<unsigned char>(text[begin]))) ++begin;
-  return text.substr(begin);
-}
-
 void add(std::string* clauses, const std::string& clause) {
   if (!clauses->empty()) *clauses += "; ";
   *clauses += clause;
@@ -70,12 +77,9 @@ std::string atoi_clauses(const std::string& text, const AtoiResult& r) {
     add(&c, "'" + text + "' is not a number: atoi reads 0");
     return c;
   }
-  char* end = nullptr;
-  std::strtoll(text.c_str(), &end, 10);
-  const std::string read = number_prefix(text.substr(0, static_cast<std::size_t>(end - text.c_str())));
-  if (!r.whole) add(&c, "'" + text + "' is read as " + read + ", the number it starts with");
+  if (!r.whole) add(&c, "'" + text + "' is read as " + r.read + ", the number it starts with");
   if (r.saturated)
-    add(&c, read + " is beyond a 64-bit long: strtol returns " + (r.wide > 0 ? "LONG_MAX, " : "LONG_MIN, ") +
+    add(&c, r.read + " is beyond a 64-bit long: strtol returns " + (r.wide > 0 ? "LONG_MAX, " : "LONG_MIN, ") +
                 std::to_string(r.wide));
   if (r.wide != r.value)
     add(&c, std::to_string(r.wide) + " does not fit a C int: atoi keeps its low 32 bits, " + std::to_string(r.value));
@@ -87,10 +91,7 @@ std::string atof_clauses(const std::string& text, const AtofResult& r) {
   if (!r.number) {
     add(&c, "'" + text + "' is not a number: atof reads 0");
   } else if (!r.whole) {
-    char* end = nullptr;
-    std::strtod(text.c_str(), &end);
-    const std::string read = number_prefix(text.substr(0, static_cast<std::size_t>(end - text.c_str())));
-    add(&c, "'" + text + "' is read as " + read + ", the number it starts with");
+    add(&c, "'" + text + "' is read as " + r.read + ", the number it starts with");
   }
   return c;
 }
@@ -140,7 +141,7 @@ Status runc_temperature(const char* flag, const std::string& text, float* out, s
     add(&c, "temperature " + float_text(t) + " is negative: llama2.c makes it 0");
     t = 0.0f;
   } else if (t == 0.0f && r.wide != 0.0) {
-    add(&c, number_prefix(text) + " is 0 as a float (llama2.c's type)");
+    add(&c, r.read + " is 0 as a float (llama2.c's type)");
   }
   *out = t;
   warning->clear();
@@ -161,7 +162,7 @@ Status runc_topp(const char* flag, const std::string& text, float* out, std::str
     add(&c, "top-p " + (r.whole ? text : float_text(p)) + " is outside [0, 1]: llama2.c makes it 0.9");
     p = 0.9f;
   } else if (use != topp_use(r.wide)) {
-    add(&c, number_prefix(text) + " is " + float_text(p) + " as a float (llama2.c's type)");
+    add(&c, r.read + " is " + float_text(p) + " as a float (llama2.c's type)");
   }
   *out = p;
   warning->clear();

@@ -23,6 +23,7 @@ struct AtoiResult {
   bool number = false;  // the text starts with a number (after leading white space)
   bool whole = false;   // ... and nothing follows it
   bool saturated = false;  // strtol overflowed and returned LONG_MIN or LONG_MAX
+  std::string read;        // the characters strtol took, without leading white space
 };
 AtoiResult runc_atoi(const std::string& text);
 
@@ -32,6 +33,7 @@ struct AtofResult {
   float value = 0.0f;
   bool number = false;
   bool whole = false;
+  std::string read;  // the characters strtod took, without leading white space
 };
 AtofResult runc_atof(const std::string& text);
 
