@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "fuzz_common.h"
+#include "pocketlm/format/model_reader.h"
 #include "pocketlm/format/llama2c_reader.h"
 #include "pocketlm/runtime/session.h"
 
@@ -47,7 +48,7 @@ class RepeatStorage final : public Storage {
 std::uint64_t implied_size(const std::uint8_t* data, std::size_t size) {
   RepeatStorage huge(data, size, std::uint64_t{1} << 60);
   ModelSpec spec;
-  const Status st = read_llama2c_spec(huge, &spec);
+  const Status st = read_model_spec(huge, &spec);
   const char* at = std::strstr(st.message(), "implies ");
   return at ? std::strtoull(at + 8, nullptr, 10) : 0;
 }
@@ -59,13 +60,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   static const std::vector<unsigned char>& tok32k = fuzz::shared_file("tokenizer.bin");
   MemoryStorage exact(data, size, "fuzz.bin");
   ModelSpec spec;
-  if (read_llama2c_spec(exact, &spec).ok() && spec.file_bytes != size) std::abort();
+  if (read_model_spec(exact, &spec).ok() && spec.file_bytes != size) std::abort();
   if (size < 28) return 0;
 
   const std::uint64_t implied = implied_size(data, size);
   if (implied < size || implied > kMaxPlanBytes) return 0;
   RepeatStorage model(data, size, implied);
-  if (!read_llama2c_spec(model, &spec).ok()) std::abort();  // the size it implies must be accepted
+  if (!read_model_spec(model, &spec).ok()) std::abort();  // the size it implies must be accepted
   const bool big_vocab = spec.config.vocab_size == 32000;
   const std::vector<unsigned char>& tok_bytes = big_vocab ? tok32k : tok512;
   MemoryStorage tok(tok_bytes.data(), tok_bytes.size(), big_vocab ? "tokenizer.bin" : "tok512.bin");

@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "pocketlm/format/model_reader.h"
 #include "pocketlm/format/llama2c_reader.h"
 #include "pocketlm/io/storage.h"
 #include "pocketlm/runtime/session.h"
@@ -60,14 +61,14 @@ class HeaderOnlyStorage final : public Storage {
 TEST(Addressable, HeaderOfAnEightGiBTensorIsValid) {
   HeaderOnlyStorage storage;
   ModelSpec spec;
-  ASSERT_TRUE(read_llama2c_spec(storage, &spec).ok());
+  ASSERT_TRUE(read_model_spec(storage, &spec).ok());
   EXPECT_EQ(spec.tensor(TensorRole::kTokenEmbedding, -1).bytes(), kEmbeddingBytes);
 }
 
 TEST(Addressable, TensorAbove32BitLimitIsRefusedInOneLine) {
   HeaderOnlyStorage storage;
   ModelSpec spec;
-  ASSERT_TRUE(read_llama2c_spec(storage, &spec).ok());
+  ASSERT_TRUE(read_model_spec(storage, &spec).ok());
   const Status st = check_tensors_addressable("big.bin", spec, UINT32_MAX);  // a 32-bit size_t
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.code(), StatusCode::kOutOfMemory);

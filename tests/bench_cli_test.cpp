@@ -62,6 +62,25 @@ TEST(BenchCli, BadRepeatsIsOneLineError) {
   expect_error({"bench", model(), "-z", tok512(), "--repeats", "0"}, {"--repeats", "0"});
 }
 
+TEST(BenchCli, ZeroStepsMeanSeqLenAsForRun) {
+  const CommandResult r = run_pocketlm({"bench", model(), "-z", tok512(), "-n", "0", "--seq-len", "16", "--repeats", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(row(r.out, "seq_len / steps").find("| 16 / 16,"), std::string::npos) << r.out;
+}
+
+TEST(BenchCli, OverHeapPrintsThePlanAndExitsOne) {
+  const CommandResult r = run_pocketlm({"bench", model(), "-z", tok512(), "--heap", "1M"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("kv cache"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("pocketlm: error: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("budget is 1048576 bytes"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+TEST(BenchCli, UnknownOptionIsNamedInOrder) {
+  expect_error({"bench", model(), "-z", tok512(), "--bogus", "1M"}, {"'--bogus 1M'", "--bogus is not an option of bench"});
+}
+
 TEST(BenchCli, MissingModelIsOneLineError) {
   const std::string missing = temp_dir() + "/no-such-model.bin";
   expect_error({"bench", missing, "-z", tok512()}, {missing});

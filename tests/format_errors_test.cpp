@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "pocketlm/format/model_reader.h"
 #include "pocketlm/format/llama2c_reader.h"
 #include "ports/posix/file_storage.h"
 #include "pocketlm/io/memory_storage.h"
@@ -80,7 +81,7 @@ struct Parsed {
 Parsed parse(const Bytes& bytes) {
   MemoryStorage storage(bytes.data(), bytes.size(), "model.bin");
   Parsed p;
-  p.status = read_llama2c_spec(storage, &p.spec);
+  p.status = read_model_spec(storage, &p.spec);
   return p;
 }
 
@@ -252,7 +253,7 @@ Parsed parse_file(const std::string& path, Status* open_status) {
   FileStorage f;
   Parsed p;
   *open_status = f.open(path.c_str(), "model");
-  if (open_status->ok()) p.status = read_llama2c_spec(f, &p.spec);
+  if (open_status->ok()) p.status = read_model_spec(f, &p.spec);
   return p;
 }
 

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "pocketlm/format/model_reader.h"
 #include "pocketlm/format/llama2c_reader.h"
 #include "ports/posix/file_storage.h"
 #include "pocketlm/io/memory_storage.h"
@@ -40,7 +41,7 @@ struct V0 {
   V0() {
     file = test::read_file(test::model_path("stories260K.bin"));
     MemoryStorage m(file.data(), file.size());
-    EXPECT_TRUE(read_llama2c_spec(m, &spec).ok());
+    EXPECT_TRUE(read_model_spec(m, &spec).ok());
   }
   void append(Bytes& out, TensorRole kind) const {
     const int layers = is_per_layer(kind) ? spec.config.n_layers : 1;

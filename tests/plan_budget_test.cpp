@@ -39,7 +39,7 @@ TEST(PlanBudget, PlanCommandExitsOneOverBudget) {
   const auto fits = test::run_pocketlm({"plan", model, "-z", test::model_path("tok512.bin"), "--heap", "24MiB"});
   EXPECT_EQ(fits.exit_code, 0) << fits.err;
   EXPECT_NE(fits.out.find("total (arena)"), std::string::npos);
-  const auto over = test::run_pocketlm({"plan", model, "--heap", "1M"});
+  const auto over = test::run_pocketlm({"plan", model, "-z", test::model_path("tok512.bin"), "--heap", "1M"});
   EXPECT_EQ(over.exit_code, 1);
   EXPECT_NE(over.out.find("OVER BUDGET"), std::string::npos);
 }

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <ostream>
 
+#include "pocketlm/format/model_reader.h"
 #include "pocketlm/format/llama2c_reader.h"
 #include "ports/posix/file_storage.h"
 #include "golden_models.h"
@@ -55,7 +56,7 @@ TEST(SynthConvertTest, V1InputConvertsLikeV0) {
   FileStorage in;
   ASSERT_TRUE(in.open(model_path("stories260K.bin").c_str(), "model").ok());
   ModelSpec spec;
-  ASSERT_TRUE(read_llama2c_spec(in, &spec).ok());
+  ASSERT_TRUE(read_model_spec(in, &spec).ok());
   const std::vector<unsigned char> v0 = read_file(model_path("stories260K.bin"));
   std::vector<unsigned char> v1;
   put_i32(v1, static_cast<std::int32_t>(kLlama2cMagic));

@@ -1,6 +1,7 @@
 #include "cli_common.h"
 
 #include "pocketlm/base/byte_size.h"
+#include "ports/posix/clock.h"
 
 #include <cerrno>
 #include <cmath>
@@ -78,6 +79,38 @@ Status parse_memory_flags(const std::string& seq_len, const std::string& heap, S
   options->seq_len = static_cast<int>(n);
   if (!heap.empty()) POCKETLM_TRY(parse_byte_size("--heap", heap.c_str(), &options->budget_bytes));
   return Status();
+}
+
+Status parse_backend_flags(const std::string& kernels, const std::string& threads, SessionOptions* options,
+                           std::unique_ptr<ThreadPool>* pool) {
+  long long n = 0;
+  POCKETLM_TRY(parse_int("--threads", threads, 1, 256, &n));
+  // The host lends the session its threads and clock (the engine has neither).
+  options->clock = monotonic_seconds;
+  if (pool && n > 1) {
+    *pool = std::make_unique<ThreadPool>(static_cast<int>(n));
+    options->parallel = pool->get();
+  }
+  if (kernels.empty()) return Status();
+  options->kernels = find_kernels(kernels.c_str());
+  if (options->kernels) return Status();
+  std::string available;
+  for (const char* const* name = kernel_names(); *name; ++name) {
+    if (!find_kernels(*name)) continue;
+    if (!available.empty()) available += ", ";
+    available += *name;
+  }
+  return Status::error(StatusCode::kInvalidArgument, "--kernels: backend '%s' is not available on this machine "
+                       "(available: %s)", kernels.c_str(), available.c_str());
+}
+
+std::string kernel_choices() {
+  std::string choices;
+  for (const char* const* name = kernel_names(); *name; ++name) {
+    if (!choices.empty()) choices += '|';
+    choices += *name;
+  }
+  return choices;
 }
 
 void print_plan(const MemoryPlan& plan, std::FILE* out) {

@@ -4,11 +4,13 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <string>
 
 #include "pocketlm/base/status.h"
 #include "pocketlm/memory/memory_plan.h"
 #include "pocketlm/runtime/session.h"
+#include "ports/posix/thread_pool.h"
 
 namespace pocketlm::cli {
 
@@ -31,6 +33,14 @@ Status parse_seed(const char* flag, const std::string& text, std::uint64_t* out,
 
 // Fills options->seq_len and options->budget_bytes from --seq-len and --heap (empty: none).
 Status parse_memory_flags(const std::string& seq_len, const std::string& heap, SessionOptions* options);
+// Fills options->kernels (empty name: the default backend) and the host's clock; with `pool`,
+// makes a ThreadPool of --threads workers (when more than 1) and lends it to the session
+// (options->parallel); without, --threads is only checked (plan: threads take no arena bytes).
+// An unknown or unavailable backend is an error listing the ones this machine has.
+Status parse_backend_flags(const std::string& kernels, const std::string& threads, SessionOptions* options,
+                           std::unique_ptr<ThreadPool>* pool);
+// "reference|tiled4|avx2": every backend compiled in, for --help.
+std::string kernel_choices();
 
 // Prints a memory plan table to `out` (stdout or stderr).
 void print_plan(const MemoryPlan& plan, std::FILE* out);

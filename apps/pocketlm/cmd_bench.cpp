@@ -21,14 +21,18 @@ namespace pocketlm::cli {
 
 void add_bench_command(CLI::App& app, BenchOptions& o) {
   CLI::App* cmd = app.add_subcommand("bench", "measure prefill/decode speed, ms per token and weight bandwidth");
-  cmd->add_option("model", o.model, "checkpoint: llama2.c v0/v1 fp32 or v2 q80 .bin")->required();
-  cmd->add_option("-z", o.tokenizer, "tokenizer.bin path (default tokenizer.bin)");
-  cmd->add_option("--kernels", o.kernels, "kernel backend (default: the fastest exact one)");
-  cmd->add_option("--threads", o.threads, "worker threads (default 1)");
-  cmd->add_option("-n", o.steps, "forward passes per repeat, prompt included (default 256, clamped to seq_len)");
-  cmd->add_option("--seq-len", o.seq_len, "context length in tokens (<= the model's; shrinks the kv cache)");
-  cmd->add_option("--repeats", o.repeats, "number of generate() runs (default 5)");
-  cmd->add_option("-i", o.prompt, "prompt (default \"Once upon a time\")");
+  cmd->add_option("model", o.model, "checkpoint: llama2.c v0/v1 fp32 or v2 q80 .bin")->required()->type_name("FILE");
+  cmd->add_option("-z", o.tokenizer, "tokenizer.bin path (default tokenizer.bin)")->type_name("FILE");
+  cmd->add_option("--kernels", o.kernels, "kernel backend (default: the fastest one this CPU has)")
+      ->type_name(kernel_choices());
+  cmd->add_option("--threads", o.threads, "worker threads (default 1)")->type_name("INT");
+  cmd->add_option("-n", o.steps, "forward passes per repeat, prompt included; 0 = seq_len, as run (default 256, "
+                  "clamped to seq_len)")->type_name("INT");
+  cmd->add_option("--seq-len", o.seq_len, "context length in tokens (<= the model's; shrinks the kv cache)")
+      ->type_name("INT");
+  cmd->add_option("--heap", o.heap, "memory budget, as for run; over it: print the plan, exit 1")->type_name("SIZE");
+  cmd->add_option("--repeats", o.repeats, "number of generate() runs (default 5)")->type_name("INT");
+  cmd->add_option("-i", o.prompt, "prompt (default \"Once upon a time\")")->type_name("TEXT");
 }
 
 namespace {
@@ -94,20 +98,13 @@ std::string bytes_text(std::uint64_t bytes) {
 
 int run_bench(const BenchOptions& o) {
   SessionOptions options;
-  Status st = parse_memory_flags(o.seq_len, "", &options);
-  if (!st.ok()) return fail(st);
-  long long threads = 0, steps = 0, repeats = 0;
-  st = parse_int("--threads", o.threads, 1, 256, &threads);
-  if (st.ok()) st = parse_int("-n", o.steps, 1, INT32_MAX, &steps);
+  Status st = parse_memory_flags(o.seq_len, o.heap, &options);
+  std::unique_ptr<ThreadPool> pool;
+  if (st.ok()) st = parse_backend_flags(o.kernels, o.threads, &options, &pool);
+  long long steps = 0, repeats = 0;
+  if (st.ok()) st = parse_int("-n", o.steps, 0, INT32_MAX, &steps);
   if (st.ok()) st = parse_int("--repeats", o.repeats, 1, 100000, &repeats);
   if (!st.ok()) return fail(st);
-  std::unique_ptr<ThreadPool> pool;
-  if (threads > 1) pool = std::make_unique<ThreadPool>(static_cast<int>(threads));
-  options.parallel = pool.get();
-  if (!o.kernels.empty()) {
-    options.kernels = find_kernels(o.kernels.c_str());
-    if (!options.kernels) return fail("--kernels: backend '" + o.kernels + "' is not available on this machine");
-  }
 
   FileStorage model, tokenizer;
   st = model.open(o.model.c_str(), "model");
@@ -115,9 +112,14 @@ int run_bench(const BenchOptions& o) {
   if (!st.ok()) return fail(st);
   Session session;
   st = session.open(model, tokenizer, options);
-  if (!st.ok()) return fail(st);
+  if (!st.ok()) {
+    if (st.code() == StatusCode::kOutOfMemory && session.plan().size() > 0 && !session.plan().fits())
+      print_plan(session.plan(), stderr);  // as run: where the bytes go, then the one-line error
+    return fail(st);
+  }
 
-  const int n_steps = static_cast<int>(std::min<long long>(steps, session.seq_len()));
+  // 0 means seq_len, as for run.
+  const int n_steps = steps == 0 ? session.seq_len() : static_cast<int>(std::min<long long>(steps, session.seq_len()));
   std::vector<std::int32_t> prompt(o.prompt.size() + 3);
   int n_prompt = 0;
   st = session.encode(o.prompt.c_str(), o.prompt.size(), prompt.data(), prompt.size(), &n_prompt);

@@ -15,6 +15,7 @@
 #include "output_file.h"
 #include "progress_bar.h"
 #include "pocketlm/format/llama2c_reader.h"
+#include "pocketlm/format/model_reader.h"
 #include "ports/posix/file_storage.h"
 #include "pocketlm/quant/q80.h"
 
@@ -24,11 +25,14 @@ static_assert(std::endian::native == std::endian::little, "checkpoints are littl
 
 void add_convert_command(CLI::App& app, ConvertOptions& o) {
   CLI::App* cmd = app.add_subcommand("convert", "convert an fp32 llama2.c checkpoint (v0/v1) to v2 q80");
-  cmd->add_option("input", o.input, "fp32 checkpoint (.bin)")->required();
-  cmd->add_option("--to", o.to, "target format: q80")->required();
+  cmd->add_option("input", o.input, "fp32 checkpoint (.bin)")->required()->type_name("FILE");
+  cmd->add_option("--to", o.to, "target format")->required()->type_name("q80");
   cmd->add_option("--group-size", o.group_size,
-                  "q80 group size; must divide dim and hidden_dim (default: 64, halved until it does)");
-  cmd->add_option("-o", o.output, "output file")->required();
+                  "q80 group size; must divide dim and hidden_dim (default: 64, halved until it does)")
+      ->type_name("INT");
+  cmd->add_option("-o", o.output, "output file (written as FILE.tmp-XXXXXX, renamed when complete)")
+      ->required()
+      ->type_name("FILE");
 }
 
 namespace {
@@ -131,7 +135,7 @@ Status convert(const ConvertOptions& o, std::int32_t* gs_used) {
   FileStorage in;
   POCKETLM_TRY(in.open(o.input.c_str(), "model"));
   ModelSpec spec;
-  POCKETLM_TRY(read_llama2c_spec(in, &spec));
+  POCKETLM_TRY(read_model_spec(in, &spec));
   POCKETLM_TRY(check_tensors_addressable(in.name(), spec, SIZE_MAX));  // 32-bit hosts: 4 GiB tensors
   if (spec.format == ModelFormat::kLlama2cV2)
     return Status::error(StatusCode::kInvalidArgument, "%s: format is %s, not fp32 (convert reads v0 or v1)",

@@ -4,14 +4,14 @@
 
 #include "cli_common.h"
 #include "commands.h"
-#include "pocketlm/format/llama2c_reader.h"
+#include "pocketlm/format/model_reader.h"
 #include "ports/posix/file_storage.h"
 
 namespace pocketlm::cli {
 
 void add_inspect_command(CLI::App& app, InspectOptions& o) {
   CLI::App* cmd = app.add_subcommand("inspect", "print a checkpoint's format, config and tensor table");
-  cmd->add_option("model", o.model, "checkpoint (.bin)")->required();
+  cmd->add_option("model", o.model, "checkpoint (.bin)")->required()->type_name("FILE");
 }
 
 int run_inspect(const InspectOptions& o) {
@@ -19,7 +19,7 @@ int run_inspect(const InspectOptions& o) {
   Status st = model.open(o.model.c_str(), "model");
   if (!st.ok()) return fail(st);
   ModelSpec spec;
-  st = read_llama2c_spec(model, &spec);
+  st = read_model_spec(model, &spec);
   if (!st.ok()) return fail(st);
   const ModelConfig& c = spec.config;
   std::printf("file        %s (%llu bytes)\n", o.model.c_str(), static_cast<unsigned long long>(spec.file_bytes));

@@ -1,4 +1,6 @@
-// `pocketlm plan`: where every byte of a session would go, before anything is allocated.
+// `pocketlm plan`: where every byte of a session would go, before anything is allocated. It
+// takes run's flags that change the arena (tokenizer, --seq-len, --kernels; --threads for
+// symmetry) with run's defaults, so its total is exactly the arena `run` allocates.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
@@ -11,33 +13,37 @@
 namespace pocketlm::cli {
 
 void add_plan_command(CLI::App& app, PlanOptions& o) {
-  CLI::App* cmd = app.add_subcommand("plan", "print the memory plan of a model; exit 1 when over --heap");
-  cmd->add_option("model", o.model, "checkpoint (.bin)")->required();
-  cmd->add_option("-z", o.tokenizer, "tokenizer.bin (its tables are part of the plan)");
-  cmd->add_option("--heap", o.heap, "budget, e.g. 24M, 24MiB or 25165824");
-  cmd->add_option("--seq-len", o.seq_len, "context length in tokens (<= the model's)");
+  CLI::App* cmd = app.add_subcommand("plan", "print the memory plan of a run; exit 1 when over --heap");
+  cmd->add_option("model", o.model, "checkpoint (.bin)")->required()->type_name("FILE");
+  cmd->add_option("-z", o.tokenizer, "tokenizer.bin path; its tables are part of the plan (default tokenizer.bin)")
+      ->type_name("FILE");
+  cmd->add_option("--heap", o.heap, "budget, e.g. 24M, 24MiB or 25165824")->type_name("SIZE");
+  cmd->add_option("--seq-len", o.seq_len, "context length in tokens (<= the model's)")->type_name("INT");
+  cmd->add_option("--kernels", o.kernels, "kernel backend, as for run (default: the fastest one this CPU has)")
+      ->type_name(kernel_choices());
+  cmd->add_option("--threads", o.threads, "worker threads, as for run (their pool is outside the arena)")
+      ->type_name("INT");
 }
 
 int run_plan(const PlanOptions& o) {
   SessionOptions options;
   Status st = parse_memory_flags(o.seq_len, o.heap, &options);
+  if (st.ok()) st = parse_backend_flags(o.kernels, o.threads, &options, nullptr);
   if (!st.ok()) return fail(st);
   FileStorage model, tokenizer;
   st = model.open(o.model.c_str(), "model");
+  if (st.ok()) st = tokenizer.open(o.tokenizer.c_str(), "tokenizer");
   if (!st.ok()) return fail(st);
-  if (!o.tokenizer.empty()) {
-    st = tokenizer.open(o.tokenizer.c_str(), "tokenizer");
-    if (!st.ok()) return fail(st);
-  }
   ModelSpec spec;
   MemoryPlan plan;
-  st = Session::plan(model, o.tokenizer.empty() ? nullptr : &tokenizer, options, &spec, &plan);
+  st = Session::plan(model, &tokenizer, options, &spec, &plan);
   if (!st.ok()) return fail(st);
   const ModelConfig& c = spec.config;
-  std::printf("model %s: %s, dim %d, hidden_dim %d, %d layers, %d heads, %d kv heads, vocab %d, seq_len %d%s\n",
+  const Kernels& kernels = options.kernels ? *options.kernels : default_kernels();
+  std::printf("model %s: %s, dim %d, hidden_dim %d, %d layers, %d heads, %d kv heads, vocab %d, seq_len %d\n",
               o.model.c_str(), format_name(spec.format), c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads,
-              c.vocab_size, options.seq_len ? options.seq_len : c.seq_len,
-              o.tokenizer.empty() ? " (no tokenizer given: -z adds its tables)" : "");
+              c.vocab_size, options.seq_len ? options.seq_len : c.seq_len);
+  std::printf("tokenizer %s, kernels %s, threads %d\n", o.tokenizer.c_str(), kernels.name, std::stoi(o.threads));
   print_plan(plan, stdout);
   if (!plan.fits()) {
     char need[32], budget[32];

@@ -1,5 +1,5 @@
-// `pocketlm run`: llama2.c's run/runq with the same flags, defaults and clamping, printing
-// the text to stdout and the speed to stderr.
+// `pocketlm run`: llama2.c's run/runq with the same flags, defaults and clamping (and the same
+// reading of their values), printing the text to stdout and the speed to stderr.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <ctime>
@@ -10,6 +10,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "output_file.h"
+#include "runc_flags.h"
 #include "pocketlm/base/byte_size.h"
 #include "ports/posix/clock.h"
 #include "ports/posix/file_storage.h"
@@ -21,21 +22,31 @@ namespace pocketlm::cli {
 
 void add_run_command(CLI::App& app, RunOptions& o) {
   CLI::App* cmd = app.add_subcommand("run", "generate text from a llama2.c checkpoint (flags as llama2.c's run)");
-  cmd->add_option("model", o.model, "checkpoint: llama2.c v0/v1 fp32 or v2 q80 .bin")->required();
-  cmd->add_option("-t", o.temperature, "temperature in [0,inf), 0 = greedy (default 1.0)");
-  cmd->add_option("-p", o.topp, "top-p in [0,1]; 0 or 1 = plain multinomial (default 0.9)");
-  cmd->add_option("-s", o.seed, "random seed (default: the current time)");
-  cmd->add_option("-n", o.steps, "number of steps, 0 = seq_len (default 256)");
-  cmd->add_option("-i", o.prompt, "input prompt")->each([&o](const std::string&) { o.has_prompt = true; });
-  cmd->add_option("-z", o.tokenizer, "tokenizer.bin path (default tokenizer.bin)");
-  cmd->add_option("-m", o.mode, "mode: generate (chat is not supported yet)");
-  cmd->add_option("-y", o.system_prompt, "system prompt (chat mode)");
+  cmd->add_option("model", o.model, "checkpoint: llama2.c v0/v1 fp32 or v2 q80 .bin")->required()->type_name("FILE");
+  // -t -p -s -n are read as run.c reads them (atof/atoi, runc_flags.h), hence the text.
+  cmd->add_option("-t", o.temperature, "temperature; 0 = greedy, negative = 0 (default 1.0)")->type_name("FLOAT");
+  cmd->add_option("-p", o.topp, "top-p in [0,1]; 0 or 1 = plain multinomial, outside = 0.9 (default 0.9)")
+      ->type_name("FLOAT");
+  cmd->add_option("-s", o.seed, "random seed, read as a C int as llama2.c does; 0 = the clock (default)")
+      ->type_name("INT");
+  cmd->add_option("-n", o.steps, "number of steps; 0 or negative = seq_len (default 256)")->type_name("INT");
+  cmd->add_option("-i", o.prompt, "input prompt")->type_name("TEXT")->each([&o](const std::string&) {
+    o.has_prompt = true;
+  });
+  cmd->add_option("-z", o.tokenizer, "tokenizer.bin path (default tokenizer.bin)")->type_name("FILE");
+  cmd->add_option("-m", o.mode, "mode (default generate; chat is not supported yet)")->type_name("generate|chat");
+  cmd->add_option("-y", o.system_prompt, "system prompt (chat mode only)")->type_name("TEXT");
   cmd->add_option("--token-log", o.token_log,
-                  "write 'prompt: <ids>' and then each next-token id on its own line to this file");
-  cmd->add_option("--heap", o.heap, "memory budget, e.g. 24M, 24MiB or 25165824; over it: print the plan, exit 1");
-  cmd->add_option("--seq-len", o.seq_len, "context length in tokens (<= the model's; shrinks the kv cache)");
-  cmd->add_option("--kernels", o.kernels, "kernel backend (default: the fastest exact one)");
-  cmd->add_option("--threads", o.threads, "worker threads for matmul rows and attention heads (default 1)");
+                  "write 'prompt: <ids>' and then each next-token id on its own line to this file")
+      ->type_name("FILE");
+  cmd->add_option("--heap", o.heap, "memory budget, e.g. 24M, 24MiB or 25165824; over it: print the plan, exit 1")
+      ->type_name("SIZE");
+  cmd->add_option("--seq-len", o.seq_len, "context length in tokens (<= the model's; shrinks the kv cache)")
+      ->type_name("INT");
+  cmd->add_option("--kernels", o.kernels, "kernel backend (default: the fastest one this CPU has)")
+      ->type_name(kernel_choices());
+  cmd->add_option("--threads", o.threads, "worker threads for matmul rows and attention heads (default 1)")
+      ->type_name("INT");
 }
 
 namespace {
@@ -61,35 +72,38 @@ bool on_token(std::int32_t prev, std::int32_t next, void* ctx) {
 struct Sampling {
   SamplerParams params;
   int steps = 256;
-  // Clamp warnings, printed only once every input is known to be good, so that an error
-  // is always the one line on stderr.
+  std::string steps_note;  // how -n was read, when surprising (completed once seq_len is known)
+  // Warnings, printed only once every input is known to be good, so that an error is
+  // always the one line on stderr.
   std::vector<std::string> warnings;
 };
 
-// run.c's flag rules: temperature < 0 becomes 0, top-p outside [0,1] becomes 0.9 (each with
-// a warning here), a seed of 0 or below means "from the clock".
+// run.c's flag rules (runc_flags.h): atof/atoi, temperature < 0 becomes 0, top-p outside
+// [0,1] becomes 0.9, a seed of 0 means "from the clock", steps < 0 becomes 0 (= seq_len).
 Status parse_sampling(const RunOptions& o, Sampling* out) {
-  POCKETLM_TRY(parse_float("-t", o.temperature, &out->params.temperature));
-  if (out->params.temperature < 0.0f) {
-    out->warnings.push_back("-t: temperature " + o.temperature + " is negative; using 0 (greedy), as llama2.c does");
-    out->params.temperature = 0.0f;
-  }
-  POCKETLM_TRY(parse_float("-p", o.topp, &out->params.topp));
-  if (out->params.topp < 0.0f || out->params.topp > 1.0f) {
-    out->warnings.push_back("-p: top-p " + o.topp + " is outside [0, 1]; using 0.9, as llama2.c does");
-    out->params.topp = 0.9f;
-  }
-  bool from_clock = false;
-  POCKETLM_TRY(parse_seed("-s", o.seed, &out->params.seed, &from_clock));
-  if (from_clock) out->params.seed = static_cast<unsigned int>(std::time(nullptr));
-  long long steps = 0;
-  if (o.steps.empty()) {
-    steps = 256;  // run.c's default, clamped to seq_len without a warning
-  } else {
-    POCKETLM_TRY(parse_int("-n", o.steps, 0, INT32_MAX, &steps));
-  }
-  out->steps = static_cast<int>(steps);
+  std::string warning;
+  POCKETLM_TRY(runc_temperature("-t", o.temperature, &out->params.temperature, &warning));
+  if (!warning.empty()) out->warnings.push_back(warning);
+  POCKETLM_TRY(runc_topp("-p", o.topp, &out->params.topp, &warning));
+  if (!warning.empty()) out->warnings.push_back(warning);
+  runc_seed("-s", o.seed, static_cast<unsigned int>(std::time(nullptr)), &out->params.seed, &warning);
+  if (!warning.empty()) out->warnings.push_back(warning);
+  if (o.steps.empty())
+    out->steps = 256;  // run.c's default, clamped to seq_len without a warning
+  else
+    runc_steps("-n", o.steps, &out->steps, &out->steps_note);
   return Status();
+}
+
+// The final step count: 0 and anything beyond seq_len mean seq_len, as in run.c.
+int clamp_steps(const RunOptions& o, int seq_len, Sampling* sampling) {
+  const int steps = sampling->steps;
+  const int used = steps == 0 || steps > seq_len ? seq_len : steps;
+  std::string w = sampling->steps_note;
+  if (steps > seq_len && !o.steps.empty())
+    w += (w.empty() ? "-n: " : "; ") + std::to_string(steps) + " steps exceed seq_len " + std::to_string(seq_len);
+  if (!w.empty()) sampling->warnings.push_back(w + "; using " + std::to_string(used) + ", as llama2.c does");
+  return used;
 }
 
 }  // namespace
@@ -107,18 +121,9 @@ int run_run(const RunOptions& o) {
   SessionOptions options;
   st = parse_memory_flags(o.seq_len, o.heap, &options);
   if (!st.ok()) return fail(st);
-  long long threads = 1;
-  st = parse_int("--threads", o.threads, 1, 256, &threads);
-  if (!st.ok()) return fail(st);
-  // The pool is made here, by the platform, and lent to the session (the engine has no threads).
   std::unique_ptr<ThreadPool> pool;
-  if (threads > 1) pool = std::make_unique<ThreadPool>(static_cast<int>(threads));
-  options.parallel = pool.get();
-  options.clock = monotonic_seconds;
-  if (!o.kernels.empty()) {
-    options.kernels = find_kernels(o.kernels.c_str());
-    if (!options.kernels) return fail("--kernels: backend '" + o.kernels + "' is not available on this machine");
-  }
+  st = parse_backend_flags(o.kernels, o.threads, &options, &pool);
+  if (!st.ok()) return fail(st);
 
   FileStorage model, tokenizer;
   st = model.open(o.model.c_str(), "model");
@@ -135,12 +140,7 @@ int run_run(const RunOptions& o) {
     return fail(st);
   }
 
-  int steps = sampling.steps;
-  if (steps > session.seq_len() && !o.steps.empty())
-    sampling.warnings.push_back("-n: " + std::to_string(steps) + " steps exceed seq_len " +
-                                std::to_string(session.seq_len()) + "; using " + std::to_string(session.seq_len()) +
-                                ", as llama2.c does");
-  if (steps == 0 || steps > session.seq_len()) steps = session.seq_len();
+  const int steps = clamp_steps(o, session.seq_len(), &sampling);
 
   const std::string& text = o.prompt;
   std::vector<std::int32_t> prompt(text.size() + 3);
@@ -167,10 +167,15 @@ int run_run(const RunOptions& o) {
 
   if (stats.prefill_passes + stats.decode_passes > 1)
     std::fprintf(stderr, "achieved tok/s: %f\n", stats.achieved_tok_per_s);
+  // A prompt of BOS alone has no prefill pass, and a prompt that fills -n no decode pass:
+  // "n/a", not a rate of 0.
+  char prefill[32] = "n/a", decode[32] = "n/a";
+  if (stats.prefill_passes > 0) std::snprintf(prefill, sizeof prefill, "%.1f tok/s", stats.prefill_tok_per_s());
+  if (stats.decode_passes > 0) std::snprintf(decode, sizeof decode, "%.1f tok/s", stats.decode_tok_per_s());
   std::fprintf(stderr,
-               "pocketlm: prompt %d tokens, generated %d tokens, prefill %.1f tok/s, decode %.1f tok/s, "
-               "model memory %llu bytes, kernels %s, threads %d\n",
-               stats.prompt_tokens, stats.decode_passes, stats.prefill_tok_per_s(), stats.decode_tok_per_s(),
+               "pocketlm: prompt %d tokens, generated %d tokens, prefill %s, decode %s, "
+               "arena %llu bytes, kernels %s, threads %d\n",
+               stats.prompt_tokens, stats.decode_passes, prefill, decode,
                static_cast<unsigned long long>(session.arena_bytes()), session.kernels().name, session.threads());
 
   if (log_file.is_open()) {

@@ -22,9 +22,15 @@ static_assert(std::endian::native == std::endian::little, "checkpoints are littl
 
 void add_synth_command(CLI::App& app, SynthOptions& o) {
   CLI::App* cmd = app.add_subcommand("synth", "write a deterministic random-weight llama2.c v0 checkpoint");
-  cmd->add_option("shape", o.shape, "stories260K, stories15M, stories42M or stories110M")->required();
-  cmd->add_option("--seed", o.seed, "generator seed (an integer)")->required();
-  cmd->add_option("-o", o.output, "output file")->required();
+  cmd->add_option("shape", o.shape, "the real model whose shape to use")
+      ->required()
+      ->type_name("stories260K|stories15M|stories42M|stories110M");
+  cmd->add_option("--seed", o.seed, "generator seed, in [-2^63, 2^64 - 1]; negative wraps modulo 2^64")
+      ->required()
+      ->type_name("INT");
+  cmd->add_option("-o", o.output, "output file (written as FILE.tmp-XXXXXX, renamed when complete)")
+      ->required()
+      ->type_name("FILE");
 }
 
 namespace {

@@ -2,6 +2,8 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "cli_common.h"
 
@@ -31,6 +33,21 @@ int run_cli(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
+  } catch (const CLI::ExtrasError& e) {
+    // CLI11 lists the unexpected words in reverse order ("1M --heap"): name them in the order
+    // given, with the command that did not expect them.
+    for (const CLI::App* sub : app.get_subcommands()) {
+      const std::vector<std::string> extra = sub->remaining();
+      if (extra.empty()) continue;
+      std::string words;
+      for (const std::string& w : extra) words += (words.empty() ? "" : " ") + w;
+      const std::string& first = extra[0];
+      const bool option = first.size() > 1 && first[0] == '-';
+      return fail(sub->get_name() + ": unexpected argument(s) '" + words + "'" +
+                  (option ? ": " + first + " is not an option of " + sub->get_name() : "") + " (see pocketlm " +
+                  sub->get_name() + " --help)");
+    }
+    return fail(std::string(e.what()) + " (see pocketlm --help)");
   } catch (const CLI::ParseError& e) {
     // One line, exit code 1, like every other bad input.
     return fail(std::string(e.what()) + " (see pocketlm --help)");

@@ -32,9 +32,11 @@ int run_run(const RunOptions& options);
 
 struct PlanOptions {
   std::string model;
-  std::string tokenizer;
+  std::string tokenizer = "tokenizer.bin";  // as run: the plan is exactly run's arena
   std::string heap;
   std::string seq_len = "0";
+  std::string kernels;  // the arena depends on the backend (repacked weights, scratch)
+  std::string threads = "1";
 };
 void add_plan_command(CLI::App& app, PlanOptions& options);
 int run_plan(const PlanOptions& options);
@@ -69,6 +71,7 @@ struct BenchOptions {
   std::string threads = "1";
   std::string steps = "256";
   std::string seq_len = "0";
+  std::string heap;
   std::string repeats = "5";
   std::string prompt = "Once upon a time";
 };

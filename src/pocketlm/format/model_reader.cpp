@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "pocketlm/format/file_kind.h"
 #include "pocketlm/format/llama2c_reader.h"
 
 namespace pocketlm {
@@ -51,8 +52,12 @@ Status read_model_spec(Storage& storage, ModelSpec* spec) {
   const std::size_t n = storage.size() < kProbeBytes ? static_cast<std::size_t>(storage.size()) : kProbeBytes;
   if (n > 0) POCKETLM_TRY(storage.read(0, head, n));
   ProbedStorage probed(storage, head, n);
-  for (const ModelReader* r = kReaders; r->name; ++r)
-    if (r->probe(head, n)) return r->read(probed, spec);
+  for (const ModelReader* r = kReaders; r->name; ++r) {
+    if (!r->probe(head, n)) continue;
+    // A rejected header: say what the file is when it is a known other kind (file_kind.h).
+    const Status st = r->read(probed, spec);
+    return st.code() == StatusCode::kBadFormat ? name_foreign_file(storage, st) : st;
+  }
   return Status::error(StatusCode::kBadFormat, "%s: not a model file pocketlm can read", storage.name());
 }
 

@@ -1,0 +1,61 @@
+// --help tells the truth: every value is typed (FLOAT, INT, SIZE, FILE, ...; TEXT only for
+// the prompts) and closed sets list their choices, the kernel backends among them. And the
+// run summary reports what it measured: the arena, and "n/a" for a phase with no pass.
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "pocketlm/kernels/kernels.h"
+#include "test_support.h"
+
+namespace pocketlm::test {
+namespace {
+
+TEST(CliHelp, EveryValueIsTypedAndChoicesAreListed) {
+  std::string backends;
+  for (const char* const* name = kernel_names(); *name; ++name) backends += (backends.empty() ? "" : "|") + std::string(*name);
+  const std::vector<std::pair<std::string, std::vector<std::string>>> commands = {
+      {"run", {"-t FLOAT", "-p FLOAT", "-s INT", "-n INT", "-z FILE", "-m generate|chat", "--heap SIZE",
+               "--seq-len INT", "--kernels " + backends, "--threads INT", "--token-log FILE", "-y TEXT"}},
+      {"plan", {"-z FILE", "--heap SIZE", "--seq-len INT", "--kernels " + backends, "--threads INT"}},
+      {"bench", {"-z FILE", "-n INT", "--heap SIZE", "--kernels " + backends, "--repeats INT"}},
+      {"inspect", {"model FILE"}},
+      {"synth", {"stories260K|stories15M|stories42M|stories110M", "--seed INT", "-o FILE"}},
+      {"convert", {"input FILE", "--to q80", "--group-size INT", "-o FILE"}},
+  };
+  for (const auto& [command, needles] : commands) {
+    SCOPED_TRACE(command);
+    const CommandResult r = run_pocketlm({command, "--help"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    for (const std::string& n : needles) EXPECT_NE(r.out.find(n), std::string::npos) << "missing '" << n << "'";
+    // TEXT is the type of free text only: the prompts.
+    std::istringstream lines(r.out);
+    std::string line;
+    while (std::getline(lines, line))
+      if (line.find(" TEXT") != std::string::npos)
+        EXPECT_TRUE(line.rfind("  -i TEXT", 0) == 0 || line.rfind("  -y TEXT", 0) == 0) << line;
+  }
+}
+
+TEST(CliSummary, BosOnlyPromptHasNoPrefillRate) {
+  const CommandResult r = run_pocketlm(
+      {"run", model_path("stories260K.bin"), "-z", model_path("tok512.bin"), "-n", "8", "-s", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("prompt 1 tokens, generated "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(", prefill n/a, decode "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(" tok/s, arena "), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("model memory"), std::string::npos) << r.err;
+}
+
+TEST(CliSummary, PromptThatFillsStepsHasNoDecodeRate) {
+  const CommandResult r = run_pocketlm({"run", model_path("stories260K.bin"), "-z", model_path("tok512.bin"), "-n",
+                                        "3", "-s", "1", "-i", "Once upon a time, there was"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("generated 0 tokens, prefill "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(" tok/s, decode n/a, arena "), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace pocketlm::test
