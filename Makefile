@@ -103,8 +103,8 @@ check-bare-metal:
 test-bare-metal: check-bare-metal
 	scripts/run-firmware-golden $(BARE_METAL_BUILD)
 
-# Decode and prefill tok/s of `pocketlm run` (greedy) per model in models/, with the reference
-# backend only (bench/run-bench.sh); bench/matrix.sh compares every backend.
+# Decode and prefill tok/s of `pocketlm run` (greedy) per model in models/ and per backend this
+# machine has (bench/run-bench.sh); bench/matrix.sh adds threads and ratios to reference.
 bench: build models
 	bench/run-bench.sh $(BUILD)
 
