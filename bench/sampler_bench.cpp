@@ -110,9 +110,10 @@ void BM_SampleGreedy(benchmark::State& state) {
 // The top-p step alone on ready probabilities (no softmax), one coin per call.
 void BM_ToppOnly(benchmark::State& state) {
   const std::vector<float> probs = probs_for(static_cast<int>(state.range(0)));
-  std::vector<ProbIndex> scratch(kVocab);
+  std::vector<unsigned char> memory(Sampler::scratch_bytes(kVocab));
+  const ToppScratch scratch = topp_scratch_at(memory.data(), kVocab);
   Rng rng(42);
-  for (auto _ : state) benchmark::DoNotOptimize(sample_topp(probs.data(), kVocab, kTopp, scratch.data(), rng.next_f32()));
+  for (auto _ : state) benchmark::DoNotOptimize(sample_topp(probs.data(), kVocab, kTopp, scratch, rng.next_f32()));
   describe(state, probs);
 }
 

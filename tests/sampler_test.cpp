@@ -1,9 +1,5 @@
-// The RNG and every sampling rule against llama2.c's run.c semantics.
+// The RNG and every sampling rule against llama2.c's run.c semantics (top-p: topp_test.cpp).
 #include <gtest/gtest.h>
-
-#include <algorithm>
-#include <random>
-#include <vector>
 
 #include "pocketlm/kernels/kernels.h"
 #include "pocketlm/sampling/sampler.h"
@@ -40,85 +36,10 @@ TEST(Multinomial, FirstIndexWhoseCdfExceedsCoin) {
   EXPECT_EQ(sample_mult(short_sum, 2, 0.9f), 1);
 }
 
-TEST(TopP, KeepsTheNucleusSortedByProbability) {
-  // Sorted: 3 (0.4), 1 (0.3), 0 (0.2), 2 (0.1). topp 0.6: 0.4 + 0.3 = 0.7 > 0.6 ends at index 1.
-  const float p[] = {0.2f, 0.3f, 0.1f, 0.4f};
-  std::vector<ProbIndex> scratch(4);
-  // r = coin * 0.7: below 0.4 -> token 3, else token 1; never 0 or 2.
-  EXPECT_EQ(sample_topp(p, 4, 0.6f, scratch.data(), 0.0f), 3);
-  EXPECT_EQ(sample_topp(p, 4, 0.6f, scratch.data(), 0.5f), 3);   // r = 0.35
-  EXPECT_EQ(sample_topp(p, 4, 0.6f, scratch.data(), 0.6f), 1);   // r = 0.42
-  EXPECT_EQ(sample_topp(p, 4, 0.6f, scratch.data(), 0.999f), 1);
-}
-
-TEST(TopP, TiesKeepIndexOrderAsGlibcStableQsort) {
-  const float p[] = {0.25f, 0.25f, 0.25f, 0.25f};
-  std::vector<ProbIndex> scratch(4);
-  // All tie: order stays 0,1,2,3; topp 0.5 ends after 0.75 > 0.5 (index 2). r = coin * 0.75.
-  EXPECT_EQ(sample_topp(p, 4, 0.5f, scratch.data(), 0.0f), 0);
-  EXPECT_EQ(sample_topp(p, 4, 0.5f, scratch.data(), 0.5f), 1);  // r = 0.375
-  EXPECT_EQ(sample_topp(p, 4, 0.5f, scratch.data(), 0.9f), 2);  // r = 0.675
-}
-
-TEST(TopP, CutoffDropsUnlikelyTokensBeforeSorting) {
-  // cutoff = (1 - 0.9) / 3 = 0.0333: token 2 (0.01) is never a candidate.
-  const float p[] = {0.5f, 0.49f, 0.01f, 0.0f};
-  std::vector<ProbIndex> scratch(4);
-  for (float coin : {0.0f, 0.5f, 0.99f, 0.999999f}) {
-    const int t = sample_topp(p, 4, 0.9f, scratch.data(), coin);
-    EXPECT_TRUE(t == 0 || t == 1) << coin;
-  }
-}
-
-// run.c's top-p written out with a full stable sort, to check the heap version against.
-int topp_by_full_sort(const std::vector<float>& probs, float topp, float coin) {
-  const int n = static_cast<int>(probs.size());
-  const float cutoff = (1.0f - topp) / static_cast<float>(n - 1);
-  std::vector<ProbIndex> kept;
-  for (int i = 0; i < n; ++i)
-    if (probs[static_cast<std::size_t>(i)] >= cutoff) kept.push_back({probs[static_cast<std::size_t>(i)], i});
-  if (kept.empty()) return sample_argmax(probs.data(), n);  // where run.c reads kept[-1]
-  std::stable_sort(kept.begin(), kept.end(), [](const ProbIndex& a, const ProbIndex& b) { return a.prob > b.prob; });
-  float cumulative = 0.0f;
-  std::size_t last = kept.size() - 1;
-  for (std::size_t i = 0; i < kept.size(); ++i) {
-    cumulative += kept[i].prob;
-    if (cumulative > topp) {
-      last = i;
-      break;
-    }
-  }
-  const float r = coin * cumulative;
-  float cdf = 0.0f;
-  for (std::size_t i = 0; i <= last; ++i) {
-    cdf += kept[i].prob;
-    if (r < cdf) return kept[i].index;
-  }
-  return kept[last].index;
-}
-
-TEST(TopP, SameTokenAsAFullStableSort) {
-  std::mt19937 rng(99);
-  for (int trial = 0; trial < 300; ++trial) {
-    const int n = 2 + static_cast<int>(rng() % 2000);
-    std::vector<float> logits(static_cast<std::size_t>(n));
-    // Coarse values make many exact ties; a wide range makes peaked and flat distributions.
-    const float spread = static_cast<float>(1 + rng() % 12);
-    for (float& l : logits) l = static_cast<float>(static_cast<int>(rng() % 16)) * spread / 4.0f;
-    reference_kernels().softmax(logits.data(), n);
-    std::vector<ProbIndex> scratch(static_cast<std::size_t>(n));
-    for (float topp : {0.1f, 0.5f, 0.9f, 0.99f}) {
-      const float coin = static_cast<float>(rng() >> 8) / 16777216.0f;
-      EXPECT_EQ(sample_topp(logits.data(), n, topp, scratch.data(), coin), topp_by_full_sort(logits, topp, coin))
-          << "trial " << trial << " topp " << topp;
-    }
-  }
-}
-
 class SamplerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(arena_.init_owned(1 << 12).ok());
+    ASSERT_TRUE(arena_.init_owned(Sampler::scratch_bytes(4) + 64).ok());
     ASSERT_TRUE(sampler_.carve(4, arena_).ok());
   }
   Arena arena_;

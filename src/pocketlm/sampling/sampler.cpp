@@ -1,7 +1,5 @@
 #include "pocketlm/sampling/sampler.h"
 
-#include <algorithm>
-
 namespace pocketlm {
 
 int sample_argmax(const float* probs, int n) {
@@ -25,45 +23,14 @@ int sample_mult(const float* probs, int n, float coin) {
   return n - 1;  // in case of rounding errors
 }
 
-int sample_topp(const float* probs, int n, float topp, ProbIndex* scratch, float coin) {
-  // Tokens below this probability cannot be in the nucleus (llama2.c's pre-filter).
-  const float cutoff = (1.0f - topp) / static_cast<float>(n - 1);
-  int n0 = 0;
-  for (int i = 0; i < n; ++i) {
-    if (probs[i] >= cutoff) scratch[n0++] = ProbIndex{probs[i], i};
-  }
-  if (n0 == 0) return sample_argmax(probs, n);  // run.c would index scratch[-1] here
-  // run.c sorts all n0 candidates by probability (descending; glibc's stable qsort keeps
-  // index order on ties) and walks them until the running sum exceeds topp. Only that
-  // prefix matters, and it is usually short, so the candidates become a max-heap under
-  // the same order and are popped one at a time: the same sequence, hence the same sums
-  // and the same token, in O(n0 + k log n0) instead of O(n0 log n0).
-  auto after = [](const ProbIndex& a, const ProbIndex& b) {
-    return a.prob != b.prob ? a.prob < b.prob : a.index > b.index;
-  };
-  std::make_heap(scratch, scratch + n0, after);
-  float cumulative = 0.0f;
-  int taken = 0;  // scratch[n0 - taken, n0) holds the popped prefix, last popped first
-  while (taken < n0) {
-    std::pop_heap(scratch, scratch + (n0 - taken), after);
-    ++taken;
-    cumulative += scratch[n0 - taken].prob;
-    if (cumulative > topp) break;
-  }
-  const float r = coin * cumulative;
-  float cdf = 0.0f;
-  for (int i = 1; i <= taken; ++i) {
-    cdf += scratch[n0 - i].prob;
-    if (r < cdf) return scratch[n0 - i].index;
-  }
-  return scratch[n0 - taken].index;  // in case of rounding errors
-}
+std::uint64_t Sampler::scratch_bytes(int vocab_size) { return topp_scratch_bytes(vocab_size); }
 
 Status Sampler::carve(int vocab_size, Arena& arena) {
   vocab_size_ = vocab_size;
   void* p = nullptr;
-  POCKETLM_TRY(arena.allocate(static_cast<std::uint64_t>(vocab_size) * sizeof(ProbIndex), kSamplerRegion, &p));
-  scratch_ = static_cast<ProbIndex*>(p);
+  POCKETLM_TRY(arena.allocate(scratch_bytes(vocab_size), kSamplerRegion, &p));
+  // A measuring arena hands out null: no layout over it (null + offset is undefined).
+  scratch_ = p ? topp_scratch_at(p, vocab_size) : ToppScratch{};
   return Status();
 }
 

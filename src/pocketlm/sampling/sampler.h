@@ -8,6 +8,7 @@
 #include "pocketlm/kernels/kernels.h"
 #include "pocketlm/memory/arena.h"
 #include "pocketlm/sampling/rng.h"
+#include "pocketlm/sampling/topp.h"
 
 namespace pocketlm {
 
@@ -24,17 +25,11 @@ int sample_argmax(const float* probs, int n);
 // First index whose running float CDF exceeds coin, else n - 1.
 int sample_mult(const float* probs, int n, float coin);
 
-struct ProbIndex {
-  float prob;
-  int index;
-};
-
-// Top-p over probs[n] with scratch[n]; see Sampler.
-int sample_topp(const float* probs, int n, float topp, ProbIndex* scratch, float coin);
-
 class Sampler {
  public:
-  // Carves the top-p scratch ([vocab_size] (prob, index) pairs) from the arena.
+  // Arena bytes carve() takes for a vocabulary: top-p scratch, 8 * vocab_size + 6 KiB.
+  static std::uint64_t scratch_bytes(int vocab_size);
+  // Carves the top-p scratch from the arena (vocab_size >= 1).
   Status carve(int vocab_size, Arena& arena);
   void configure(const SamplerParams& params, const Kernels& kernels);
 
@@ -47,7 +42,7 @@ class Sampler {
 
  private:
   int vocab_size_ = 0;
-  ProbIndex* scratch_ = nullptr;
+  ToppScratch scratch_;
   SamplerParams params_;
   Rng rng_;
   const Kernels* kernels_ = nullptr;
