@@ -124,6 +124,8 @@ TEST(TopP, NoCandidateFallsBackToArgmax) {
   // n = 1: cutoff = (1 - topp) / 0 = +inf; only +inf would be a candidate.
   expect_token({1.0f}, 0.9f, 0.3f, 0);
   expect_token({kInf}, 0.9f, 0.3f, 0);
+  // NaN is never a candidate nor the argmax.
+  expect_token({kNaN, 0.1f, 0.05f}, 0.2f, 0.5f, 1);
 }
 
 TEST(TopP, ToppOutsideTheOpenIntervalIsMultinomial) {

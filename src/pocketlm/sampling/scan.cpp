@@ -23,4 +23,10 @@ float max_ignoring_nan(const float* values, int n) {
   return m;
 }
 
+bool any_nan(const float* values, int n) {
+  unsigned nan = 0;  // no early exit: a branch-free OR over the whole array vectorizes
+  for (int i = 0; i < n; ++i) nan |= !(values[i] == values[i]);
+  return nan != 0;
+}
+
 }  // namespace pocketlm
