@@ -19,6 +19,7 @@
 #include "pocketlm/kernels/kernels.h"
 #include "pocketlm/memory/arena.h"
 #include "pocketlm/sampling/sampler.h"
+#include "pocketlm/sampling/softmax.h"
 
 namespace {
 
@@ -117,7 +118,7 @@ void BM_ToppOnly(benchmark::State& state) {
   describe(state, probs);
 }
 
-// run.c's softmax over the vocabulary (the same for every kernel backend).
+// run.c's softmax over the vocabulary as Kernels::softmax (the same for every backend).
 void BM_Softmax(benchmark::State& state) {
   const std::vector<float> logits = logits_for(static_cast<int>(state.range(0)));
   std::vector<float> work(kVocab);
@@ -129,11 +130,25 @@ void BM_Softmax(benchmark::State& state) {
   state.SetLabel(shape_name(static_cast<int>(state.range(0))));
 }
 
+// The Sampler's own softmax: division by T fused in, no max pass (sampling/softmax.h).
+void BM_SoftmaxTempered(benchmark::State& state) {
+  const std::vector<float> logits = logits_for(static_cast<int>(state.range(0)));
+  const float max_logit = *std::max_element(logits.begin(), logits.end());
+  std::vector<float> work(kVocab);
+  for (auto _ : state) {
+    std::memcpy(work.data(), logits.data(), sizeof(float) * kVocab);
+    softmax_tempered(work.data(), kVocab, 1.0f, max_logit);
+    benchmark::DoNotOptimize(work.data());
+  }
+  state.SetLabel(shape_name(static_cast<int>(state.range(0))));
+}
+
 BENCHMARK(BM_SampleTopp)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_SampleMultinomial)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_SampleGreedy)->Arg(0)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ToppOnly)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Softmax)->Arg(0)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_SoftmaxTempered)->Arg(0)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -11,6 +12,7 @@
 #include "pocketlm/kernels/kernels.h"
 #include "pocketlm/sampling/sampler.h"
 #include "pocketlm/sampling/scan.h"
+#include "pocketlm/sampling/softmax.h"
 
 namespace pocketlm {
 namespace {
@@ -82,6 +84,32 @@ std::vector<float> runc_probs(std::vector<float> logits, float t) {
   for (float& l : logits) l /= t;
   reference_kernels().softmax(logits.data(), static_cast<int>(logits.size()));
   return logits;
+}
+
+TEST(SoftmaxTempered, BitIdenticalToDivisionThenReferenceSoftmax) {
+  std::mt19937 rng(5);
+  std::normal_distribution<float> g(0.0f, 3.0f);
+  for (int trial = 0; trial < 200; ++trial) {
+    const int n = 1 + static_cast<int>(rng() % 600);
+    std::vector<float> logits(static_cast<std::size_t>(n));
+    for (float& l : logits) l = g(rng);
+    if (trial % 5 == 0) logits[rng() % logits.size()] = -kInf;  // exp(-inf) = 0
+    if (trial % 7 == 0) logits[0] = logits.back();               // a tie at the max
+    // Temperatures from huge to tiny (tiny: negative logits / T overflow to -inf; the
+    // largest stays finite while max / T does).
+    const float temps[] = {1.0f, 0.8f, 1e-3f, 37.0f, 1e30f, kInf, 1e-37f};
+    const float t = temps[trial % 7];
+    const float max_logit = max_ignoring_nan(logits.data(), n);
+    if (!std::isfinite(max_logit / t) || (std::isinf(t) && trial % 5 == 0)) continue;  // -inf / inf: NaN
+    const std::vector<float> want = runc_probs(logits, t);
+    std::vector<float> got = logits;
+    softmax_tempered(got.data(), n, t, max_logit);
+    for (int i = 0; i < n; ++i) {
+      ASSERT_EQ(std::bit_cast<std::uint32_t>(got[static_cast<std::size_t>(i)]),
+                std::bit_cast<std::uint32_t>(want[static_cast<std::size_t>(i)]))
+          << "trial " << trial << " T " << t << " i " << i;
+    }
+  }
 }
 
 class SamplerTest : public ::testing::Test {

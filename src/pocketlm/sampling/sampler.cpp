@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "pocketlm/sampling/scan.h"
+#include "pocketlm/sampling/softmax.h"
 
 namespace pocketlm {
 
@@ -59,10 +60,9 @@ Status Sampler::carve(int vocab_size, Arena& arena) {
   return Status();
 }
 
-void Sampler::configure(const SamplerParams& params, const Kernels& kernels) {
+void Sampler::configure(const SamplerParams& params, const Kernels& /*kernels*/) {
   params_ = params;
   rng_ = Rng(params.seed);
-  kernels_ = &kernels;
   last_outcome_ = SampleOutcome::kSampled;
   greedy_limit_samples_ = 0;
   nonfinite_samples_ = 0;
@@ -90,9 +90,7 @@ int Sampler::sample(float* logits) {
     ++greedy_limit_samples_;
     return sample_argmax(logits, n);
   }
-  const float divisor = finite_temperature(t, logits, n);
-  for (int q = 0; q < n; ++q) logits[q] /= divisor;
-  kernels_->softmax(logits, n);
+  softmax_tempered(logits, n, finite_temperature(t, logits, n), max_logit);
   const float coin = rng_.next_f32();
   if (!(params_.topp > 0.0f && params_.topp < 1.0f)) return sample_mult(logits, n, coin);
   return sample_topp(logits, n, params_.topp, scratch_, coin);

@@ -49,8 +49,9 @@ class Sampler {
   static std::uint64_t scratch_bytes(int vocab_size);
   // Carves the top-p scratch from the arena (vocab_size >= 1).
   Status carve(int vocab_size, Arena& arena);
-  // Sets temperature, top-p and seed (kernels.softmax is used); restarts the RNG and the
-  // fallback counters.
+  // Sets temperature, top-p and seed; restarts the RNG and the fallback counters. The
+  // softmax is computed here (sampling/softmax.h, run.c's arithmetic fused with the division
+  // by T), not with kernels.softmax: the parameter stays for the callers' sake.
   void configure(const SamplerParams& params, const Kernels& kernels);
 
   // Samples a token id from logits[vocab_size] and always returns one in [0, vocab_size).
@@ -77,7 +78,6 @@ class Sampler {
   ToppScratch scratch_;
   SamplerParams params_;
   Rng rng_;
-  const Kernels* kernels_ = nullptr;
   SampleOutcome last_outcome_ = SampleOutcome::kSampled;
   int greedy_limit_samples_ = 0;
   int nonfinite_samples_ = 0;
