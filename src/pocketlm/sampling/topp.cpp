@@ -78,7 +78,7 @@ int sample_topp(const float* probs, int n, float topp, const ToppScratch& scratc
   const int buckets = 1 << dg.bits;
   const std::uint32_t mask = static_cast<std::uint32_t>(buckets - 1);
   std::uint32_t* counts = scratch.counts;
-  // (At least one slot: with no digit to sort, the filter still counts into slot 0.)
+  // (At least one slot: with no digit to sort, the first-digit count still writes slot 0.)
   std::memset(counts, 0, sizeof(std::uint32_t) * static_cast<std::size_t>(dg.passes ? dg.passes * buckets : 1));
 
   // Filter, branch-free (a branch on `>= cutoff` mispredicts constantly on peaked
