@@ -11,7 +11,7 @@ models=${POCKETLM_SHARED:-../shared}/models
 for f in stories260K.bin stories260K_q80.bin tok512.bin tokenizer.bin; do
   [[ -f $models/$f ]] || { echo "make-corpus: missing $models/$f" >&2; exit 1; }
 done
-for t in checkpoint tokenizer_load encode decode_stream utf16 byte_size cli; do mkdir -p "$out/fuzz_$t"; done
+for t in checkpoint tokenizer_load encode decode_stream utf16 byte_size cli sampler; do mkdir -p "$out/fuzz_$t"; done
 
 # Little-endian int32s as raw bytes.
 i32() { local v; for v in "$@"; do printf "$(printf '\\%03o\\%03o\\%03o\\%03o' $((v & 255)) $((v >> 8 & 255)) $((v >> 16 & 255)) $((v >> 24 & 255)))"; done; }
@@ -63,4 +63,15 @@ printf '\002@1\n-z\n@2\n-s\n42\n--threads\n2\n--kernels\nreference' >"$l/seed-ru
 printf '\000@0\n-z\n@2\n--heap\n1M' >"$l/seed-plan"
 printf '\001@1' >"$l/seed-inspect"
 printf '\002@0\n-m\nchat' >"$l/seed-chat"
+# Sampler: [mode][T][topp][seed][coin][logits] (fuzz/fuzz_sampler.cpp). Table mode picks T and
+# topp by their first byte (T 1: 1.0, 3: 2e-38, 4: 1e-45; topp 0: 0.9, 2: 1.0), logits one byte
+# each (bytes 0-8 are NaN, +-inf, +-1e-45, +-3.4e38, -0, 1e30; others b/8 - 16).
+sm=$out/fuzz_sampler
+ladder() { local i; for ((i = 0; i < $1; i++)); do printf "$(printf '\\%03o' $(( (i * 37 + $2) % 247 + 9 )))"; done; }
+{ printf '\000\001\000\000\000\000\000\000\000\007\000\000\000\077'; ladder 300 11; } >"$sm/seed-topp-ladder"
+{ printf '\000\003\000\000\000\000\000\000\000\005\000\000\000\077'; ladder 512 3; } >"$sm/seed-tiny-temperature"
+{ printf '\000\004\000\000\000\002\000\000\000\005\000\000\000\077'; ladder 64 5; } >"$sm/seed-subnormal-temperature"
+{ printf '\000\001\000\000\000\000\000\000\000\001\000\000\000\077\200\200\000\200\001\200\002\003\200\005'; } >"$sm/seed-specials"
+{ printf '\002\001\000\000\000\000\000\000\000\002\000\000\000\077'; i32 1065353216 2143289344 2139095040 1 -8388608 1056964608 0 1065353216; } >"$sm/seed-raw-floats"
+
 echo "make-corpus: seeds in $out"

@@ -1,16 +1,21 @@
 #include "pocketlm/sampling/sampler.h"
 
-#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "pocketlm/sampling/scan.h"
+#include "pocketlm/sampling/softmax.h"
 
 namespace pocketlm {
 
-int sample_argmax(const float* probs, int n) {
+int sample_argmax(const float* values, int n) {
   int max_i = 0;
-  float max_p = probs[0];
+  float max_p = values[0];
   for (int i = 1; i < n; ++i) {
-    if (probs[i] > max_p) {
+    // `max_p != max_p`: a NaN at index 0 gives way to the first non-NaN value.
+    if (values[i] > max_p || (max_p != max_p && values[i] == values[i])) {
       max_i = i;
-      max_p = probs[i];
+      max_p = values[i];
     }
   }
   return max_i;
@@ -25,61 +30,70 @@ int sample_mult(const float* probs, int n, float coin) {
   return n - 1;  // in case of rounding errors
 }
 
-int sample_topp(const float* probs, int n, float topp, ProbIndex* scratch, float coin) {
-  // Tokens below this probability cannot be in the nucleus (llama2.c's pre-filter).
-  const float cutoff = (1.0f - topp) / static_cast<float>(n - 1);
-  int n0 = 0;
-  for (int i = 0; i < n; ++i) {
-    if (probs[i] >= cutoff) scratch[n0++] = ProbIndex{probs[i], i};
-  }
-  if (n0 == 0) return sample_argmax(probs, n);  // run.c would index scratch[-1] here
-  // run.c sorts all n0 candidates by probability (descending; glibc's stable qsort keeps
-  // index order on ties) and walks them until the running sum exceeds topp. Only that
-  // prefix matters, and it is usually short, so the candidates become a max-heap under
-  // the same order and are popped one at a time: the same sequence, hence the same sums
-  // and the same token, in O(n0 + k log n0) instead of O(n0 log n0).
-  auto after = [](const ProbIndex& a, const ProbIndex& b) {
-    return a.prob != b.prob ? a.prob < b.prob : a.index > b.index;
-  };
-  std::make_heap(scratch, scratch + n0, after);
-  float cumulative = 0.0f;
-  int taken = 0;  // scratch[n0 - taken, n0) holds the popped prefix, last popped first
-  while (taken < n0) {
-    std::pop_heap(scratch, scratch + (n0 - taken), after);
-    ++taken;
-    cumulative += scratch[n0 - taken].prob;
-    if (cumulative > topp) break;
-  }
-  const float r = coin * cumulative;
-  float cdf = 0.0f;
-  for (int i = 1; i <= taken; ++i) {
-    cdf += scratch[n0 - i].prob;
-    if (r < cdf) return scratch[n0 - i].index;
-  }
-  return scratch[n0 - taken].index;  // in case of rounding errors
+namespace {
+
+// x / inf is 0 for every finite x, but NaN for x = -inf (a token a caller masked out), where
+// run.c's softmax turns NaN everywhere. With such a logit an infinite temperature becomes
+// the largest finite one: -inf stays -inf (probability 0) and the rest is as flat as T
+// allows. Without one, run.c's arithmetic is kept exactly.
+float finite_temperature(float t, const float* logits, int n) {
+  if (!std::isinf(t)) return t;
+  for (int i = 0; i < n; ++i)
+    if (logits[i] == -std::numeric_limits<float>::infinity()) return std::numeric_limits<float>::max();
+  return t;
 }
+
+}  // namespace
+
+bool temperature_is_greedy_limit(float temperature) {
+  return temperature > 0.0f && temperature < std::numeric_limits<float>::min();
+}
+
+std::uint64_t Sampler::scratch_bytes(int vocab_size) { return topp_scratch_bytes(vocab_size); }
 
 Status Sampler::carve(int vocab_size, Arena& arena) {
   vocab_size_ = vocab_size;
   void* p = nullptr;
-  POCKETLM_TRY(arena.allocate(static_cast<std::uint64_t>(vocab_size) * sizeof(ProbIndex), kSamplerRegion, &p));
-  scratch_ = static_cast<ProbIndex*>(p);
+  POCKETLM_TRY(arena.allocate(scratch_bytes(vocab_size), kSamplerRegion, &p));
+  // A measuring arena hands out null: no layout over it (null + offset is undefined).
+  scratch_ = p ? topp_scratch_at(p, vocab_size) : ToppScratch{};
   return Status();
 }
 
-void Sampler::configure(const SamplerParams& params, const Kernels& kernels) {
+void Sampler::configure(const SamplerParams& params, const Kernels& /*kernels*/) {
   params_ = params;
   rng_ = Rng(params.seed);
-  kernels_ = &kernels;
+  last_outcome_ = SampleOutcome::kSampled;
+  greedy_limit_samples_ = 0;
+  nonfinite_samples_ = 0;
 }
 
 int Sampler::sample(float* logits) {
-  if (params_.temperature == 0.0f) return sample_argmax(logits, vocab_size_);
-  for (int q = 0; q < vocab_size_; ++q) logits[q] /= params_.temperature;
-  kernels_->softmax(logits, vocab_size_);
+  const int n = vocab_size_;
+  const float t = params_.temperature;
+  last_outcome_ = SampleOutcome::kSampled;
+  if (!(t > 0.0f)) return sample_argmax(logits, n);
+  // run.c's softmax(logits / T) is finite exactly when no scaled logit is NaN and the
+  // largest is finite (then every exp(x - max) is in [0, 1] and the sum in [1, n]). Division
+  // by T > 0 keeps the order, so the largest is max(logits) / T; a NaN scaled logit comes
+  // from a NaN logit, or from -inf / inf (see finite_temperature).
+  const float max_logit = max_ignoring_nan(logits, n);
+  if (!std::isfinite(max_logit) || any_nan(logits, n)) {
+    last_outcome_ = SampleOutcome::kNonFiniteLogits;
+    ++nonfinite_samples_;
+    return sample_argmax(logits, n);
+  }
+  // As T -> 0 the softmax tends to the argmax; a subnormal T is treated as that limit
+  // whatever the logits (the issue-9 contract: -t 1e-45 gives the tokens of -t 0).
+  if (temperature_is_greedy_limit(t) || !std::isfinite(max_logit / t)) {
+    last_outcome_ = SampleOutcome::kGreedyLimit;
+    ++greedy_limit_samples_;
+    return sample_argmax(logits, n);
+  }
+  softmax_tempered(logits, n, finite_temperature(t, logits, n), max_logit);
   const float coin = rng_.next_f32();
-  if (params_.topp <= 0.0f || params_.topp >= 1.0f) return sample_mult(logits, vocab_size_, coin);
-  return sample_topp(logits, vocab_size_, params_.topp, scratch_, coin);
+  if (!(params_.topp > 0.0f && params_.topp < 1.0f)) return sample_mult(logits, n, coin);
+  return sample_topp(logits, n, params_.topp, scratch_, coin);
 }
 
 }  // namespace pocketlm

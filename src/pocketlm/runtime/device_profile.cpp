@@ -1,0 +1,65 @@
+#include "pocketlm/runtime/device_profile.h"
+
+#include <cstring>
+
+#include "pocketlm/base/format.h"
+
+namespace pocketlm {
+
+namespace {
+
+constexpr std::uint64_t kMiB = 1024 * 1024;
+
+// Figures from shared/design/device-notes.md; each row says which.
+const DeviceProfile kProfiles[] = {
+    {"host", "this machine: RAM without a bound, the model file read with a prefetch thread",
+     {{"ram", false, 0, 0, 0, false, "unbounded"},
+      {"file", true, 0, 2.0e9, 20e-6, true, "page-cache reads, order of magnitude"}},
+     2,
+     0,
+     "measured by bench on the machine itself"},
+    {"psp", "Sony PSP: 24 MiB heap, a memory stick, one 333 MHz MIPS core with a single-precision FPU",
+     {{"heap", false, 24 * kMiB, 0, 0, false, "PSP_HEAP_SIZE_KB(24576) on a PSP-2000+ (device-notes 3.6)"},
+      {"memory stick", true, 0, 7.5e6, 1e-3, false,
+       "7-8 MB/s measured, CPU-driven so no overlap; scattered seeks cut it to ~4.6 MB/s (device-notes 3.3)"}},
+     2,
+     22.5e6,
+     "stories15M (15M multiply-adds/token) at 1-2 tok/s in the PSP write-up"},
+    {"esp32s3", "ESP32-S3 N16R8: 512 KiB SRAM, 8 MiB octal PSRAM, 16 MiB flash read through the cache",
+     {{"sram", false, 234056, 0, 0, false, "core SRAM left to the app with a 32 KB data cache (device-notes 1.5)"},
+      {"psram", false, 8 * kMiB, 0, 0, false, "8 MB octal PSRAM, ~60-86 MiB/s streaming (device-notes 1.8)"},
+      {"flash", true, 16 * kMiB, 40e6, 15.8e-6, false,
+       "QIO flash through the cache; 15.8 us per random row (measured on the P4, device-notes 1.5)"}},
+     3,
+     1.4e8,
+     "~4M computed multiply-adds/token at 30-40 tok/s in the ESP32 write-up"},
+    {nullptr, nullptr, {}, 0, 0, nullptr},
+};
+
+}  // namespace
+
+const DeviceProfile* device_profiles() { return kProfiles; }
+
+const DeviceProfile* find_device(const char* name) {
+  for (const DeviceProfile* d = kProfiles; d->name; ++d)
+    if (std::strcmp(d->name, name) == 0) return d;
+  return nullptr;
+}
+
+void plan_tiers(const DeviceProfile& device, MemoryPlan* plan) {
+  PlanTier tiers[MemoryPlan::kMaxTiers] = {};
+  for (int i = 0; i < device.tier_count; ++i) {
+    format_to(tiers[i].name, sizeof tiers[i].name, "%s", device.tiers[i].name);
+    tiers[i].storage = device.tiers[i].storage;
+    tiers[i].capacity = device.tiers[i].capacity;
+  }
+  plan->set_tiers(tiers, device.tier_count);
+}
+
+const DeviceTier* storage_tier(const DeviceProfile& device) {
+  for (int i = 0; i < device.tier_count; ++i)
+    if (device.tiers[i].storage) return &device.tiers[i];
+  return nullptr;
+}
+
+}  // namespace pocketlm

@@ -1,0 +1,41 @@
+// Device profiles as data: the memory tiers of each target (capacity, RAM or storage) and the
+// read model of its storage (bandwidth, per-read latency, whether reads overlap compute), plus
+// a compute-rate estimate, each with its source. The planner fits a model into a profile's
+// tiers (runtime/placement.h); `bench --device` projects tok/s from the read model.
+#pragma once
+
+#include <cstdint>
+
+#include "pocketlm/memory/memory_plan.h"
+
+namespace pocketlm {
+
+struct DeviceTier {
+  const char* name;
+  bool storage;                 // read on demand (no RAM)
+  std::uint64_t capacity;       // bytes; 0 = unbounded
+  double read_bytes_per_s;      // storage: sustained read bandwidth
+  double read_latency_s;        // storage: cost of one read call (seek, command)
+  bool reads_overlap_compute;   // storage: a read can run while the CPU computes
+  const char* source;           // where the figures come from
+};
+
+struct DeviceProfile {
+  const char* name;  // --device NAME
+  const char* description;
+  DeviceTier tiers[MemoryPlan::kMaxTiers];  // RAM tiers fastest first, then at most one storage tier
+  int tier_count;
+  double macs_per_s;  // compute estimate for projections (multiply-adds per second); 0 = unknown
+  const char* compute_source;
+};
+
+// The built-in profiles (host, psp, esp32s3), terminated by an entry with a null name.
+const DeviceProfile* device_profiles();
+// The profile called `name`, or nullptr.
+const DeviceProfile* find_device(const char* name);
+// The profile's tiers in the form a MemoryPlan takes.
+void plan_tiers(const DeviceProfile& device, MemoryPlan* plan);
+// The storage tier of a profile, or nullptr.
+const DeviceTier* storage_tier(const DeviceProfile& device);
+
+}  // namespace pocketlm
