@@ -35,5 +35,28 @@ TEST(GreedyLimit, TinyTemperaturesGiveTheTokensOfTemperatureZero) {
     for (float topp : {0.9f, 1.0f, 0.0f}) EXPECT_EQ(generate(s, t, topp), greedy) << "T " << t << " topp " << topp;
 }
 
+// Through the CLI as a user types it: the same text as -t 0, and one warning line that names
+// what happened (run.c printed <unk> 30 times for the first, one piece forever for -p 1.0).
+TEST(GreedyLimit, TheCliWarnsAndPrintsTheGreedyStory) {
+  auto run = [](const std::string& t, const std::string& p) {
+    return test::run_pocketlm({"run", test::model_path("stories260K.bin"), "-z", test::model_path("tok512.bin"), "-t",
+                               t, "-p", p, "-n", "30", "-s", "5"});
+  };
+  const auto greedy = run("0", "0.9");
+  ASSERT_EQ(greedy.exit_code, 0) << greedy.err;
+  EXPECT_EQ(greedy.err.find("warning"), std::string::npos) << greedy.err;
+  for (const char* p : {"0.9", "1.0"}) {
+    const auto overflow = run("2e-38", p);
+    EXPECT_EQ(overflow.exit_code, 0) << overflow.err;
+    EXPECT_EQ(overflow.out, greedy.out) << "-t 2e-38 -p " << p;
+    EXPECT_NE(overflow.err.find("warning: -t: logits / 2e-38 overflowed float at 30 of 30 sampled tokens"),
+              std::string::npos) << overflow.err;
+    const auto subnormal = run("1e-45", p);
+    EXPECT_EQ(subnormal.exit_code, 0) << subnormal.err;
+    EXPECT_EQ(subnormal.out, greedy.out) << "-t 1e-45 -p " << p;
+    EXPECT_NE(subnormal.err.find("warning: -t: temperature 1e-45 is subnormal"), std::string::npos) << subnormal.err;
+  }
+}
+
 }  // namespace
 }  // namespace pocketlm

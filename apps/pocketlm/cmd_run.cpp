@@ -164,6 +164,13 @@ int run_run(const RunOptions& o) {
   out.flush();
   std::printf("\n");
   std::fflush(stdout);
+  // A normal temperature can still overflow logits / T (2e-38 with logits of ~10): those tokens
+  // were the T -> 0 limit, greedy. (A subnormal -t was announced before generating.)
+  const int limit = session.sampler().greedy_limit_samples();
+  if (limit > 0 && !temperature_is_greedy_limit(sampling.params.temperature))
+    warn("-t: logits / " + o.temperature + " overflowed float at " + std::to_string(limit) + " of " +
+         std::to_string(stats.decode_passes) + " sampled tokens; those were sampled as the T -> 0 limit, greedily "
+         "(what -t 0 gives)");
 
   if (stats.prefill_passes + stats.decode_passes > 1)
     std::fprintf(stderr, "achieved tok/s: %f\n", stats.achieved_tok_per_s);

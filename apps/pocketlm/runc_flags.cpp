@@ -131,13 +131,13 @@ Status runc_temperature(const char* flag, const std::string& text, float* out, s
   if (r.value > 0 && std::isinf(r.value))
     return Status::error(StatusCode::kInvalidArgument, "%s: '%s' is outside the range of a float (it would be infinite)",
                          flag, text.c_str());
-  if (r.value > 0 && r.value < FLT_MIN)
-    return Status::error(StatusCode::kInvalidArgument,
-                         "%s: '%s' is outside the range of a float (subnormal: dividing the logits by it overflows)",
-                         flag, text.c_str());
   std::string c = atof_clauses(text, r);
   float t = r.value;
-  if (t < 0.0f) {
+  if (t > 0.0f && t < FLT_MIN) {
+    // run.c would divide the logits by it into infinities and NaN; the T -> 0 limit is greedy.
+    add(&c, "temperature " + float_text(t) + " is subnormal: logits / T overflows float, so every token is sampled "
+            "as the T -> 0 limit, greedily (the tokens of -t 0)");
+  } else if (t < 0.0f) {
     add(&c, "temperature " + float_text(t) + " is negative: llama2.c makes it 0");
     t = 0.0f;
   } else if (t == 0.0f && r.wide != 0.0) {
@@ -147,7 +147,7 @@ Status runc_temperature(const char* flag, const std::string& text, float* out, s
   warning->clear();
   if (!c.empty())
     *warning = std::string(flag) + ": " + c + "; using " + float_text(t) + (t == 0.0f ? " (greedy)" : "") +
-               ", as llama2.c does";
+               (t > 0.0f && t < FLT_MIN ? "" : ", as llama2.c does");
   return Status();
 }
 

@@ -4,7 +4,7 @@
 // Each reader returns the value run.c would use and, when that value is likely to surprise
 // (the text was not a plain number, or it changed on the way), a warning saying which value
 // is used. Values for which run.c's behaviour is undefined (a NaN temperature or top-p, an
-// infinite or subnormal temperature) are errors.
+// infinite temperature) are errors; a subnormal one is the T -> 0 limit (greedy) with a warning.
 #pragma once
 
 #include <cstdint>

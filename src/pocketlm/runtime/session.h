@@ -90,6 +90,8 @@ class Session {
   const ModelSpec& spec() const { return spec_; }
   const MemoryPlan& plan() const { return plan_; }
   const Tokenizer& tokenizer() const { return tokenizer_; }
+  // The sampler of the last generate(): its counts say how often the T -> 0 limit was taken.
+  const Sampler& sampler() const { return sampler_; }
   Model& model() { return *model_; }
   const Kernels& kernels() const { return *kernels_; }
   int seq_len() const { return model_->seq_len(); }
