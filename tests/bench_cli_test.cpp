@@ -69,11 +69,11 @@ TEST(BenchCli, ZeroStepsMeanSeqLenAsForRun) {
 }
 
 TEST(BenchCli, OverHeapPrintsThePlanAndExitsOne) {
-  const CommandResult r = run_pocketlm({"bench", model(), "-z", tok512(), "--heap", "1M"});
+  const CommandResult r = run_pocketlm({"bench", model(), "-z", tok512(), "--heap", "512K"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("kv cache"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("pocketlm: error: "), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("budget is 1048576 bytes"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("budget is 524288 bytes"), std::string::npos) << r.err;
   EXPECT_TRUE(r.out.empty()) << r.out;
 }
 

@@ -30,14 +30,17 @@ bool ensure_generated(const std::string& path, const char* sha256, const std::ve
   return got == sha256;
 }
 
-// The synth15M golden models, generated on first use into the build tree's cache.
-std::string synth15m_path(const std::string& name) {
+// A synth golden model pair (stories15M, 42M or 110M shape, seed 42), generated on first use
+// into the build tree's cache: `name` is "synthNM.bin" or "synthNM_q80.bin".
+std::string synth_path(const std::string& name, const char* shape, const char* size, const char* v0_sha,
+                       const char* q80_sha) {
   const std::string dir = POCKETLM_TEST_MODELS_DIR;
   ::mkdir(dir.c_str(), 0755);
-  const std::string v0 = dir + "/synth15M.bin", q80 = dir + "/synth15M_q80.bin";
-  if (!ensure_generated(v0, kSynth15MSha256, {"synth", "stories15M", "--seed", "42", "-o", v0})) return "";
-  if (name == "synth15M.bin") return v0;
-  if (!ensure_generated(q80, kSynth15MQ80Sha256, {"convert", v0, "--to", "q80", "-o", q80})) return "";
+  const std::string stem = dir + "/synth" + size;
+  const std::string v0 = stem + ".bin", q80 = stem + "_q80.bin";
+  if (!ensure_generated(v0, v0_sha, {"synth", shape, "--seed", "42", "-o", v0})) return "";
+  if (name.find("_q80") == std::string::npos) return v0;
+  if (!ensure_generated(q80, q80_sha, {"convert", v0, "--to", "q80", "-o", q80})) return "";
   return q80;
 }
 
@@ -60,7 +63,12 @@ std::string golden_model_path(const std::string& name) {
   std::string path;
   if (name == "stories260K.bin") path = model_path("stories260K.bin");
   if (name == "s260K_q80_gs4.bin") path = model_path("stories260K_q80.bin");
-  if (name == "synth15M.bin" || name == "synth15M_q80.bin") return synth15m_path(name);
+  if (name == "synth15M.bin" || name == "synth15M_q80.bin")
+    return synth_path(name, "stories15M", "15M", kSynth15MSha256, kSynth15MQ80Sha256);
+  if (name == "synth42M.bin" || name == "synth42M_q80.bin")
+    return synth_path(name, "stories42M", "42M", kSynth42MSha256, kSynth42MQ80Sha256);
+  if (name == "synth110M.bin" || name == "synth110M_q80.bin")
+    return synth_path(name, "stories110M", "110M", kSynth110MSha256, kSynth110MQ80Sha256);
   return !path.empty() && file_exists(path) ? path : "";
 }
 

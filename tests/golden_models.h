@@ -11,6 +11,11 @@ namespace pocketlm::test {
 // conversion, and stories260K.bin converted at GS 4 (= models/stories260K_q80.bin).
 inline constexpr const char* kSynth15MSha256 = "d7f05202828112a43c35df3552230fb692b6189e24dac382b66415b4bd6129c9";
 inline constexpr const char* kSynth15MQ80Sha256 = "63048bb446e5bdf5b960b32bc11015e147cd2e30cf3b28f15faf74f7e4d606db";
+// shared/spec/synthetic-models.md: the stories42M and stories110M shapes, seed 42.
+inline constexpr const char* kSynth42MSha256 = "9cac7a0c5ae1c5f953eeac67568a4cbca324a659a4eb39c3e594e2751d922b26";
+inline constexpr const char* kSynth42MQ80Sha256 = "bc82f0e1d0ef3575c2687d945414582207911c9b5005c67c5395d1c4610d020d";
+inline constexpr const char* kSynth110MSha256 = "2a59ef73d2da6a237a5c9de82c2ed199bb0fa5d4f39b56177790bebf1992ed49";
+inline constexpr const char* kSynth110MQ80Sha256 = "6ed8f5242d2191ca144a2eb06bc452c4c3386082fcd48c536d09292dee0f6789";
 inline constexpr const char* kStories260KQ80Sha256 =
     "c8c032d04f8a48b2c8f9b708cc571a895d45fe23521f47f542b897d64ad77c50";
 

@@ -94,7 +94,13 @@ TEST_P(GoldenTest, MatchesReferenceTokensAndText) {
   ASSERT_NE(found, nullptr);
   const json& c = *found;
 
-  const std::string model = golden_model_path(c["model"].get<std::string>());
+  // The stories42M and stories110M shapes are larger than the PSP's heap: they run as a PSP
+  // would, under --heap 24MiB at a 256-token context, with what does not fit streamed from
+  // the file. Natively only: under qemu-user their 0.2-0.6 GB of weights take too long.
+  const std::string model_name = c["model"].get<std::string>();
+  const bool streamed = model_name.rfind("synth42M", 0) == 0 || model_name.rfind("synth110M", 0) == 0;
+  if (streamed && !emulator_prefix().empty()) GTEST_SKIP() << model_name << ": native builds only (qemu)";
+  const std::string model = golden_model_path(model_name);
   if (model.empty()) GTEST_SKIP() << "model " << c["model"] << " is not available";
   const std::string log = temp_dir() + "/tokens.log";
   std::vector<std::string> args = {"run", model, "-z", model_path(c["tokenizer"].get<std::string>()),
@@ -102,6 +108,7 @@ TEST_P(GoldenTest, MatchesReferenceTokensAndText) {
                                    number(c["topp"].get<double>()), "-s", std::to_string(c["seed"].get<long long>()),
                                    "-n", std::to_string(c["steps"].get<int>()), "--token-log", log,
                                    "--kernels", kernels};
+  if (streamed) args.insert(args.end(), {"--heap", "24MiB", "--seq-len", "256"});
   if (!c["prompt"].is_null()) {
     args.push_back("-i");
     args.push_back(c["prompt"].get<std::string>());

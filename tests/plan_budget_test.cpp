@@ -39,18 +39,18 @@ TEST(PlanBudget, PlanCommandExitsOneOverBudget) {
   const auto fits = test::run_pocketlm({"plan", model, "-z", test::model_path("tok512.bin"), "--heap", "24MiB"});
   EXPECT_EQ(fits.exit_code, 0) << fits.err;
   EXPECT_NE(fits.out.find("total (arena)"), std::string::npos);
-  const auto over = test::run_pocketlm({"plan", model, "-z", test::model_path("tok512.bin"), "--heap", "1M"});
+  const auto over = test::run_pocketlm({"plan", model, "-z", test::model_path("tok512.bin"), "--heap", "512K"});
   EXPECT_EQ(over.exit_code, 1);
   EXPECT_NE(over.out.find("OVER BUDGET"), std::string::npos);
 }
 
 TEST(PlanBudget, RunOverBudgetPrintsThePlanAndExitsOne) {
   const auto r = test::run_pocketlm({"run", test::model_path("stories260K.bin"), "-z",
-                                     test::model_path("tok512.bin"), "--heap", "1MiB", "-n", "8"});
+                                     test::model_path("tok512.bin"), "--heap", "512KiB", "-n", "8"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.out, "");  // no text: nothing was generated
   EXPECT_NE(r.err.find("kv cache"), std::string::npos);
-  EXPECT_NE(r.err.find("budget is 1048576 bytes"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("budget is 524288 bytes"), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -7,7 +7,27 @@
 
 namespace pocketlm {
 
-Status MemoryPlan::add(const char* name, std::uint64_t bytes, const char* note) {
+MemoryPlan::MemoryPlan() { reset(); }
+
+void MemoryPlan::reset() {
+  count_ = 0;
+  tier_count_ = 1;
+  tiers_[0] = PlanTier{};
+  format_to(tiers_[0].name, sizeof tiers_[0].name, "ram");
+  storage_bytes_per_token_ = 0;
+}
+
+Status MemoryPlan::add(const char* name, std::uint64_t bytes, const char* note) { return add_in(0, name, bytes, note); }
+
+Status MemoryPlan::add_stored(const char* name, std::uint64_t bytes, const char* note) {
+  const int t = storage_tier();
+  if (t < 0)
+    return Status::error(StatusCode::kInvalidArgument, "memory plan: region '%s' is in storage but the device has none",
+                         name);
+  return add_in(t, name, bytes, note);
+}
+
+Status MemoryPlan::add_in(int tier, const char* name, std::uint64_t bytes, const char* note) {
   for (int i = 0; i < count_; ++i) {
     if (std::strcmp(regions_[i].name, name) == 0) {
       std::uint64_t sum = regions_[i].bytes + bytes;
@@ -22,7 +42,51 @@ Status MemoryPlan::add(const char* name, std::uint64_t bytes, const char* note) 
   format_to(r.name, sizeof r.name, "%s", name);
   format_to(r.note, sizeof r.note, "%s", note);
   r.bytes = bytes;
+  r.tier = tier;
   return Status();
+}
+
+void MemoryPlan::set_tiers(const PlanTier* tiers, int count) {
+  tier_count_ = count < kMaxTiers ? count : kMaxTiers;
+  for (int i = 0; i < tier_count_; ++i) tiers_[i] = tiers[i];
+}
+
+int MemoryPlan::storage_tier() const {
+  for (int i = 0; i < tier_count_; ++i)
+    if (tiers_[i].storage) return i;
+  return -1;
+}
+
+void MemoryPlan::set_region_tier(const char* name, int tier) {
+  for (int i = 0; i < count_; ++i)
+    if (std::strcmp(regions_[i].name, name) == 0) regions_[i].tier = tier;
+}
+
+std::uint64_t MemoryPlan::tier_total(int tier) const {
+  std::uint64_t sum = 0;
+  for (int i = 0; i < count_; ++i) {
+    if (regions_[i].tier != tier) continue;
+    const std::uint64_t next = sum + regions_[i].bytes;
+    if (next < sum) return UINT64_MAX;
+    sum = next;
+  }
+  return sum;
+}
+
+std::uint64_t MemoryPlan::budget() const {
+  std::uint64_t sum = 0;
+  for (int t = 0; t < tier_count_; ++t) {
+    if (tiers_[t].storage) continue;
+    if (tiers_[t].capacity == 0) return 0;
+    sum += tiers_[t].capacity;
+  }
+  return sum;
+}
+
+bool MemoryPlan::fits() const {
+  for (int t = 0; t < tier_count_; ++t)
+    if (!tiers_[t].storage && tiers_[t].capacity != 0 && tier_total(t) > tiers_[t].capacity) return false;
+  return true;
 }
 
 void MemoryPlan::set_note(const char* name, const char* note) {
@@ -39,6 +103,7 @@ std::uint64_t MemoryPlan::bytes_of(const char* name) const {
 std::uint64_t MemoryPlan::total() const {
   std::uint64_t sum = 0;
   for (int i = 0; i < count_; ++i) {
+    if (tiers_[regions_[i].tier].storage) continue;
     std::uint64_t next = sum + regions_[i].bytes;
     if (next < sum) return UINT64_MAX;
     sum = next;
@@ -47,41 +112,73 @@ std::uint64_t MemoryPlan::total() const {
 }
 
 void MemoryPlan::render(void (*write)(const char*, void*), void* ctx) const {
+  for (int t = 0; t < tier_count_; ++t) {
+    if (tiers_[t].storage && tier_total(t) == 0) continue;  // nothing stored: no table
+    render_tier(t, write, ctx);
+  }
+}
+
+void MemoryPlan::render_tier(int t, void (*write)(const char*, void*), void* ctx) const {
   char line[256];
   char human[32];
-  const std::uint64_t total_bytes = total();
-  const double denom = static_cast<double>(budget_ ? budget_ : (total_bytes ? total_bytes : 1));
+  const PlanTier& tier = tiers_[t];
+  const bool one_table = tier_count_ == 1 || (tier_count_ == 2 && tiers_[1].storage && tier_total(1) == 0);
+  const std::uint64_t total_bytes = tier_total(t);
+  const std::uint64_t capacity = tier.storage ? 0 : tier.capacity;
+  const double denom = static_cast<double>(capacity ? capacity : (total_bytes ? total_bytes : 1));
+  if (!one_table) {
+    if (t > 0) write("", ctx);
+    format_byte_size(tier.capacity, human, sizeof human);
+    if (tier.storage)
+      format_to(line, sizeof line, "tier %s (storage: weights read on demand)", tier.name);
+    else if (tier.capacity)
+      format_to(line, sizeof line, "tier %s (RAM, %s)", tier.name, human);
+    else
+      format_to(line, sizeof line, "tier %s (RAM)", tier.name);
+    write(line, ctx);
+  }
   format_to(line, sizeof line, "%-22s | %12s | %10s | %6s | %s", "region", "bytes", "size",
-                budget_ ? "budget" : "share", "notes");
+            capacity ? "budget" : "share", "notes");
   write(line, ctx);
   format_to(line, sizeof line, "%.22s-+-%.12s-+-%.10s-+-%.6s-+-%.30s", "------------------------------",
-                "------------------------------", "------------------------------",
-                "------------------------------", "------------------------------");
+            "------------------------------", "------------------------------", "------------------------------",
+            "------------------------------");
   write(line, ctx);
   for (int i = 0; i < count_; ++i) {
     const PlanRegion& r = regions_[i];
+    if (r.tier != t) continue;
     format_byte_size(r.bytes, human, sizeof human);
-    format_to(line, sizeof line, "%-22s | %12llu | %10s | %5.1f%% | %s", r.name,
-                  static_cast<unsigned long long>(r.bytes), human, 100.0 * static_cast<double>(r.bytes) / denom,
-                  r.note);
+    format_to(line, sizeof line, "%-22s | %12llu | %10s | %5.1f%% | %s", r.name, static_cast<unsigned long long>(r.bytes),
+              human, 100.0 * static_cast<double>(r.bytes) / denom, r.note);
     write(line, ctx);
   }
   format_byte_size(total_bytes, human, sizeof human);
-  format_to(line, sizeof line, "%-22s | %12llu | %10s | %5.1f%% | %s", "total (arena)",
-                static_cast<unsigned long long>(total_bytes), human, 100.0 * static_cast<double>(total_bytes) / denom,
-                "one allocation, made before any weight byte is read");
-  write(line, ctx);
-  if (budget_) {
-    format_byte_size(budget_, human, sizeof human);
-    format_to(line, sizeof line, "%-22s | %12llu | %10s | %5.1f%% |", "budget",
-                  static_cast<unsigned long long>(budget_), human, 100.0);
+  if (tier.storage) {
+    format_to(line, sizeof line, "%-22s | %12llu | %10s | %5.1f%% | %s", "total (in storage)",
+              static_cast<unsigned long long>(total_bytes), human, 100.0, "stays in storage; no RAM");
     write(line, ctx);
-    const bool ok = total_bytes <= budget_;
-    const std::uint64_t diff = ok ? budget_ - total_bytes : total_bytes - budget_;
+    format_byte_size(storage_bytes_per_token_, human, sizeof human);
+    format_to(line, sizeof line, "%-22s | %12llu | %10s | %6s | %s", "read per token",
+              static_cast<unsigned long long>(storage_bytes_per_token_), human, "",
+              "bytes of these weights one token's forward pass reads");
+    write(line, ctx);
+    return;
+  }
+  format_to(line, sizeof line, "%-22s | %12llu | %10s | %5.1f%% | %s", one_table ? "total (arena)" : "total (tier)",
+            static_cast<unsigned long long>(total_bytes), human, 100.0 * static_cast<double>(total_bytes) / denom,
+            "one allocation, made before any weight byte is read");
+  write(line, ctx);
+  if (capacity) {
+    format_byte_size(capacity, human, sizeof human);
+    format_to(line, sizeof line, "%-22s | %12llu | %10s | %5.1f%% |", one_table ? "budget" : "capacity",
+              static_cast<unsigned long long>(capacity), human, 100.0);
+    write(line, ctx);
+    const bool ok = total_bytes <= capacity;
+    const std::uint64_t diff = ok ? capacity - total_bytes : total_bytes - capacity;
     format_byte_size(diff, human, sizeof human);
     format_to(line, sizeof line, "%-22s | %12llu | %10s | %5.1f%% | %s", ok ? "headroom" : "OVER BUDGET by",
-                  static_cast<unsigned long long>(diff), human, 100.0 * static_cast<double>(diff) / denom,
-                  ok ? "fits" : "does not fit");
+              static_cast<unsigned long long>(diff), human, 100.0 * static_cast<double>(diff) / denom,
+              ok ? "fits" : "does not fit");
     write(line, ctx);
   }
 }

@@ -1,7 +1,10 @@
-// MemoryPlan: every region a session will use, with its bytes and a note, computed from
-// a model header and the session options before anything is allocated. It answers
-// "does this model fit in N bytes, and where does every byte go?" and sizes the arena:
-// arena bytes == total() (alignment padding is a region of its own).
+// MemoryPlan: every region a session will use, with its bytes, a note and the memory tier that
+// holds it, computed from a model header and the session options before anything is
+// allocated. It answers "does this model fit, and where does every byte go?" and sizes the
+// arena: arena bytes == total(), the sum of the RAM tiers (alignment padding is a region of its
+// own). A device has one or more RAM tiers (the PSP's heap; an ESP32-S3's SRAM and PSRAM) and
+// may have a storage tier (memory stick, flash) whose regions are weights read on demand: they
+// take no RAM, and the plan says how many of their bytes one token reads.
 #pragma once
 
 #include <cstddef>
@@ -15,37 +18,77 @@ struct PlanRegion {
   char name[32];
   std::uint64_t bytes;
   char note[96];
+  int tier;  // index into the plan's tiers
+};
+
+struct PlanTier {
+  char name[24];           // "heap", "sram", "psram", "memory stick", ...
+  bool storage;            // read on demand (not part of the arena)
+  std::uint64_t capacity;  // bytes; 0 = unbounded
 };
 
 class MemoryPlan {
  public:
   static constexpr int kMaxRegions = 32;
+  static constexpr int kMaxTiers = 4;
 
-  // Adds a region; regions with the same name are merged (bytes add up, first note kept).
-  // A new name past kMaxRegions is an error (kOutOfMemory naming it), never a silent drop.
+  // A plan starts with one RAM tier, "ram", of unbounded capacity.
+  MemoryPlan();
+  // Back to a new plan, in place (a MemoryPlan is ~5 KiB: no temporaries on small stacks).
+  void reset();
+
+  // Adds a region in the first RAM tier; regions with the same name are merged (bytes add
+  // up, first note kept). A new name past kMaxRegions is an error (kOutOfMemory naming it),
+  // never a silent drop.
   Status add(const char* name, std::uint64_t bytes, const char* note);
+  // Adds a region of weights that stay in the storage tier (there must be one).
+  Status add_stored(const char* name, std::uint64_t bytes, const char* note);
+
+  // Replaces the tiers (RAM tiers first, fastest first; at most one storage tier, last).
+  // Regions keep their index, so set tiers before adding regions.
+  void set_tiers(const PlanTier* tiers, int count);
+  int tier_count() const { return tier_count_; }
+  const PlanTier& tier(int i) const { return tiers_[i]; }
+  // The storage tier's index, or -1.
+  int storage_tier() const;
+  // Moves the named region to RAM tier `tier`.
+  void set_region_tier(const char* name, int tier);
+  // Bytes of RAM regions in `tier`.
+  std::uint64_t tier_total(int tier) const;
+  // Bytes of weights in storage that one token's forward pass reads (set by the planner).
+  void set_storage_bytes_per_token(std::uint64_t bytes) { storage_bytes_per_token_ = bytes; }
+  std::uint64_t storage_bytes_per_token() const { return storage_bytes_per_token_; }
   // Replaces the note of the named region (no-op when absent).
   void set_note(const char* name, const char* note);
   int size() const { return count_; }
   const PlanRegion& region(int i) const { return regions_[i]; }
   // Bytes of the named region, 0 if absent.
   std::uint64_t bytes_of(const char* name) const;
-  // Sum of all regions (saturates at UINT64_MAX instead of wrapping).
+  // Sum of the RAM regions: the arena (saturates at UINT64_MAX instead of wrapping).
   std::uint64_t total() const;
 
-  // Budget in bytes (0 = none). fits() is true without a budget.
-  void set_budget(std::uint64_t bytes) { budget_ = bytes; }
-  std::uint64_t budget() const { return budget_; }
-  bool fits() const { return budget_ == 0 || total() <= budget_; }
+  // Budget in bytes (0 = none): the capacity of the first RAM tier (--heap). budget() is the
+  // sum of the RAM tiers' capacities (0 when one of them is unbounded).
+  void set_budget(std::uint64_t bytes) { tiers_[0].capacity = bytes; }
+  std::uint64_t budget() const;
+  // Whether every RAM tier holds its regions.
+  bool fits() const;
 
-  // Writes the plan as a text table, one line per call of `write` (no newline included):
-  // region | bytes | share of budget (or of total) | note, then the totals.
+  // Writes the plan as text tables, one line per call of `write` (no newline included): one
+  // table per tier (region | bytes | share of capacity (or of total) | note), with the totals
+  // and, for a storage tier, the bytes read per token. A plan with one RAM tier and nothing in
+  // storage is one table.
   void render(void (*write)(const char* line, void* ctx), void* ctx) const;
 
  private:
+  Status add_in(int tier, const char* name, std::uint64_t bytes, const char* note);
+  void render_tier(int tier, void (*write)(const char* line, void* ctx), void* ctx) const;
+
   PlanRegion regions_[kMaxRegions] = {};
   int count_ = 0;
-  std::uint64_t budget_ = 0;
+  PlanTier tiers_[kMaxTiers] = {};
+  int tier_count_ = 1;
+  std::uint64_t storage_bytes_per_token_ = 0;
 };
 
 }  // namespace pocketlm

@@ -101,6 +101,25 @@ void BlockOps::matmuls(const MatmulOp* ops, int count, const float* x, int n) {
     input_[a] = Activation{input_values_[a], input_scales_[a], n, group_[a]};
     done[a] = true;
   }
+  // Resident ops go out together; a streamed one block by block, in order, each block over
+  // the workers, while the next block is read.
+  MatmulOp resident[3];
+  int n_resident = 0;
+  for (int i = 0; i < count; ++i)
+    if (!ops[i].w->stream) resident[n_resident++] = ops[i];
+  if (n_resident) dispatch(resident, n_resident);
+  for (int i = 0; i < count; ++i) {
+    if (!ops[i].w->stream) continue;
+    for (int r0 = 0; r0 < ops[i].w->rows;) {
+      const Matrix block = source_->stream_rows(*ops[i].w, r0);
+      const MatmulOp op{ops[i].out + r0, &block};
+      dispatch(&op, 1);
+      r0 += block.rows;
+    }
+  }
+}
+
+void BlockOps::dispatch(const MatmulOp* ops, int count) {
   const int workers = parallel_ ? parallel_->workers() : 1;
   if (workers == 1) {
     for (int i = 0; i < count; ++i) matmul_rows(ops[i], 0, ops[i].w->rows);

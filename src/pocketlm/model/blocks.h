@@ -56,6 +56,8 @@ class BlockOps {
   // max(dim, hidden_dim). Errors: arena exhausted.
   Status carve(const ModelSpec& spec, const Kernels& kernels, Arena& arena);
   void set_parallel(Parallel* parallel) { parallel_ = parallel; }
+  // Where rows of matrices that stay in storage come from.
+  void set_source(WeightSource* source) { source_ = source; }
   const Kernels& kernels() const { return *k_; }
 
   // out = w * x / rms(x) with the model's eps.
@@ -74,8 +76,12 @@ class BlockOps {
   void matmul_rows(const MatmulOp& op, int r0, int r1) const;
 
  private:
+  // Runs resident ops (all rows in RAM) over the workers as one job.
+  void dispatch(const MatmulOp* ops, int count);
+
   const Kernels* k_ = nullptr;
   Parallel* parallel_ = nullptr;
+  WeightSource* source_ = nullptr;
   float eps_ = 1e-5f;
   int group_[kTensorTypeCount] = {};            // block size of each activation type in use
   void* input_values_[kTensorTypeCount] = {};   // the current input in each activation type

@@ -2,10 +2,12 @@
 
 namespace pocketlm {
 
-Status LlamaModel::carve(const ModelSpec& spec, int seq_len, const Kernels& kernels, Arena& arena) {
+Status LlamaModel::carve(const ModelSpec& spec, int seq_len, const Kernels& kernels, const WeightPlacement& placement,
+                         Arena& arena) {
   spec_ = &spec;
   seq_len_ = seq_len;
-  POCKETLM_TRY(weights_.carve(spec, kernels, arena));
+  ops_.set_source(&weights_);
+  POCKETLM_TRY(weights_.carve(spec, placement, kernels, arena));
   POCKETLM_TRY(state_.carve(spec.config, seq_len, arena));
   return ops_.carve(spec, kernels, arena);
 }
@@ -16,6 +18,7 @@ float* LlamaModel::forward(int token, int pos) {
   WeightSource& w = weights_;
 
   w.embedding_row(token, s.x);
+  w.begin_token();
   for (int l = 0; l < c.n_layers; ++l) {
     const LayerWeights& layer = w.layer(l);
     attention_block(ops_, layer, c, seq_len_, s, l, pos);

@@ -5,14 +5,19 @@
 
 #include "pocketlm/model/blocks.h"
 #include "pocketlm/model/model.h"
-#include "pocketlm/model/resident_weights.h"
+#include "pocketlm/model/placed_weights.h"
 
 namespace pocketlm {
 
 class LlamaModel final : public Model {
  public:
-  Status carve(const ModelSpec& spec, int seq_len, const Kernels& kernels, Arena& arena) override;
-  Status load(Storage& storage, std::size_t chunk_bytes) override { return weights_.load(storage, chunk_bytes); }
+  Status carve(const ModelSpec& spec, int seq_len, const Kernels& kernels, const WeightPlacement& placement,
+               Arena& arena) override;
+  Status load(Storage& storage, std::size_t chunk_bytes, ReadQueue* queue) override {
+    return weights_.load(storage, chunk_bytes, queue);
+  }
+  Status status() const override { return weights_.status(); }
+  void settle() override { weights_.settle(); }
   void set_parallel(Parallel* parallel) override { ops_.set_parallel(parallel); }
   float* forward(int token, int pos) override;
 
@@ -23,7 +28,7 @@ class LlamaModel final : public Model {
  private:
   const ModelSpec* spec_ = nullptr;
   int seq_len_ = 0;
-  ResidentWeights weights_;
+  PlacedWeights weights_;
   BlockOps ops_;
   DecoderState state_;
 };

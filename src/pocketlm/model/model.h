@@ -9,21 +9,31 @@
 
 #include "pocketlm/base/parallel.h"
 #include "pocketlm/format/model_spec.h"
+#include "pocketlm/io/read_queue.h"
 #include "pocketlm/io/storage.h"
 #include "pocketlm/kernels/kernels.h"
 #include "pocketlm/memory/arena.h"
+#include "pocketlm/model/weight_placement.h"
 
 namespace pocketlm {
 
 class Model {
  public:
   virtual ~Model() = default;
-  // Carves weights (in the layout `kernels` reads), KV cache (for `seq_len` <= the model's)
-  // and activations from `arena`; with a measuring arena only the sizes are recorded. `spec`
+  // Carves the resident weights (in the layout `kernels` reads) and the buffers of those
+  // `placement` keeps in storage, the KV cache (for `seq_len` <= the model's) and the
+  // activations from `arena`; with a measuring arena only the sizes are recorded. `spec`
   // must outlive the model (a Session owns it).
-  virtual Status carve(const ModelSpec& spec, int seq_len, const Kernels& kernels, Arena& arena) = 0;
-  // Reads every weight from `storage`, at most `chunk_bytes` per read.
-  virtual Status load(Storage& storage, std::size_t chunk_bytes) = 0;
+  virtual Status carve(const ModelSpec& spec, int seq_len, const Kernels& kernels, const WeightPlacement& placement,
+                       Arena& arena) = 0;
+  // Reads every resident weight from `storage`, at most `chunk_bytes` per read; weights in
+  // storage are read per token through `queue` (null: inline), so `storage` must then outlive
+  // the model.
+  virtual Status load(Storage& storage, std::size_t chunk_bytes, ReadQueue* queue) = 0;
+  // The first error of a read during forward() (the pass then computed on zeros).
+  virtual Status status() const = 0;
+  // Waits for a read still in flight.
+  virtual void settle() = 0;
   // Splits matmul rows and attention heads over `parallel` (nullptr: the calling thread).
   virtual void set_parallel(Parallel* parallel) = 0;
   // Runs one token at position pos (0 <= pos < seq_len, both checked by the caller) and

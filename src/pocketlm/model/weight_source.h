@@ -1,6 +1,6 @@
 // WeightSource: where the forward pass gets its weights. The forward pass asks for "layer l
 // now", "this embedding row", "the classifier", and never learns which tier served them:
-// everything resident in the arena (model/resident_weights.h), or — later — streamed from a
+// resident in the arena or read per token from storage (model/placed_weights.h): a
 // memory stick or flash through bounded buffers, with the same interface.
 #pragma once
 
@@ -20,10 +20,19 @@ struct LayerWeights {
 class WeightSource {
  public:
   virtual ~WeightSource() = default;
+  // Row `token` of the token-embedding table, dequantized to f32 into out[dim]: the first
+  // call of a token's forward pass.
+  virtual void embedding_row(int token, float* out) = 0;
+  // Starts bringing in the token's first streamed weights (after embedding_row).
+  virtual void begin_token() {}
   // Layer l's weights (0 <= l < n_layers), valid until the next call of layer().
   virtual const LayerWeights& layer(int l) = 0;
-  // Row `token` of the token-embedding table, dequantized to f32 into out[dim].
-  virtual void embedding_row(int token, float* out) = 0;
+  // For a matrix whose rows stay in storage (Matrix::stream): a view of rows [r0, r0 + k)
+  // in RAM, k chosen by the source (view.rows), valid until the next call.
+  virtual Matrix stream_rows(const Matrix& m, int r0) { return rows_from(m, r0); }
+  // The first storage error of this session (a failed read, a non-finite streamed weight);
+  // the forward pass computed on zeros instead, and the session stops.
+  virtual Status status() const { return Status(); }
   // The final RMSNorm weights [dim] and the classifier [vocab_size, dim].
   virtual const float* final_norm() = 0;
   virtual const Matrix& classifier() = 0;

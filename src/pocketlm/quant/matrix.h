@@ -19,6 +19,9 @@ struct Matrix {
   const float* scales = nullptr;  // the separate scale stream; null for types without one
   int group = 0;                  // elements per block when the type's block is per tensor
   int interleave = 1;             // rows per interleaved block (1 = row-major)
+  // Rows that stay in storage: values is null and the WeightSource that made this matrix
+  // streams its rows (model/weight_stream.h) when the forward pass asks for them.
+  const void* stream = nullptr;
 
   const float* f32() const { return static_cast<const float*>(values); }
 };

@@ -5,6 +5,7 @@
 #include "pocketlm/base/byte_size.h"
 #include "pocketlm/format/model_reader.h"
 #include "pocketlm/model/blocks.h"
+#include "pocketlm/runtime/placement.h"
 #include "pocketlm/runtime/session_plan.h"
 
 namespace pocketlm {
@@ -71,11 +72,11 @@ Session::~Session() {
   if (model_) model_->~Model();
 }
 
-Status Session::carve_all(const ModelSpec& spec, int seq_len, const Kernels& kernels, std::uint64_t piece_bytes,
-                          std::size_t chunk_bytes, Arena& arena, Model* model, Tokenizer* tokenizer,
-                          Sampler* sampler, unsigned char** chunk) {
+Status Session::carve_all(const ModelSpec& spec, int seq_len, const Kernels& kernels, const WeightPlacement& placement,
+                          std::uint64_t piece_bytes, std::size_t chunk_bytes, Arena& arena, Model* model,
+                          Tokenizer* tokenizer, Sampler* sampler, unsigned char** chunk) {
   const std::int32_t vocab = spec.config.vocab_size;
-  POCKETLM_TRY(model->carve(spec, seq_len, kernels, arena));
+  POCKETLM_TRY(model->carve(spec, seq_len, kernels, placement, arena));
   POCKETLM_TRY(sampler->carve(vocab, arena));
   POCKETLM_TRY(tokenizer->carve(vocab, piece_bytes, arena));
   void* p = nullptr;
@@ -84,8 +85,37 @@ Status Session::carve_all(const ModelSpec& spec, int seq_len, const Kernels& ker
   return Status();
 }
 
+Status Session::measure(Storage& model, const ModelSpec& spec, const SessionOptions& options,
+                        const WeightPlacement& placement, std::uint64_t piece_bytes, std::size_t chunk,
+                        MemoryPlan* plan) {
+  plan->reset();
+  if (options.device) {
+    plan_tiers(*options.device, plan);
+  } else {
+    // One RAM tier and the model file, where weights that do not fit stay.
+    const PlanTier tiers[] = {{"ram", false, 0}, {"model file", true, 0}};
+    plan->set_tiers(tiers, 2);
+  }
+  if (options.budget_bytes) plan->set_budget(options.budget_bytes);
+  const int seq_len = effective_seq_len(spec, options);
+  POCKETLM_TRY(describe_session_regions(spec, placement, seq_len, chunk, plan));
+  Arena measuring;
+  measuring.init_measuring(plan);
+  ScopedModel m;
+  POCKETLM_TRY(m.construct(model.name(), spec));
+  Tokenizer tok;
+  Sampler sampler;
+  unsigned char* buffer = nullptr;
+  POCKETLM_TRY(carve_all(spec, seq_len, kernels_of(options), placement, piece_bytes, chunk, measuring, m.get(), &tok,
+                         &sampler, &buffer));
+  POCKETLM_TRY(plan->add(kPaddingRegion, measuring.padding(), ""));
+  assign_ram_tiers(plan);
+  plan->set_storage_bytes_per_token(storage_cost(spec, placement).bytes_per_token);
+  return Status();
+}
+
 Status Session::plan(Storage& model, Storage* tokenizer, const SessionOptions& options, ModelSpec* spec,
-                     MemoryPlan* plan) {
+                     MemoryPlan* plan, WeightPlacement* placement) {
   POCKETLM_TRY(read_model_spec(model, spec));
   // Before any size below is taken as a size_t (32-bit hosts: a tensor of 4 GiB or more).
   POCKETLM_TRY(check_tensors_addressable(model.name(), *spec, SIZE_MAX));
@@ -94,23 +124,37 @@ Status Session::plan(Storage& model, Storage* tokenizer, const SessionOptions& o
                          options.seq_len, spec->config.seq_len);
   if (options.io_chunk_bytes == 0)
     return Status::error(StatusCode::kInvalidArgument, "io chunk: 0 bytes; reads need a positive chunk size");
-  const int seq_len = effective_seq_len(*spec, options);
   std::uint64_t piece_bytes = 0;
   std::size_t chunk = options.io_chunk_bytes;
   if (tokenizer) POCKETLM_TRY(tokenizer_sizes(*tokenizer, *spec, options, &piece_bytes, &chunk));
-  *plan = MemoryPlan();
-  POCKETLM_TRY(describe_session_regions(*spec, seq_len, chunk, plan));
-  Arena measuring;
-  measuring.init_measuring(plan);
-  ScopedModel m;
-  POCKETLM_TRY(m.construct(model.name(), *spec));
-  Tokenizer tok;
-  Sampler sampler;
-  unsigned char* buffer = nullptr;
-  POCKETLM_TRY(carve_all(*spec, seq_len, kernels_of(options), piece_bytes, chunk, measuring, m.get(), &tok,
-                         &sampler, &buffer));
-  POCKETLM_TRY(plan->add(kPaddingRegion, measuring.padding(), ""));
-  plan->set_budget(options.budget_bytes);
+
+  // For each family (where the table and the classifier live), the fewest streamed layers
+  // that fit; then the family whose fit reads the fewest storage bytes per token.
+  WeightPlacement families[kMaxPlacementFamilies];
+  const int n = placement_families(*spec, options.stream_block_bytes, families);
+  WeightPlacement best, last;
+  bool found = false;
+  std::uint64_t best_cost = 0;
+  for (int f = 0; f < n; ++f) {
+    for (int k = 0; k <= spec->config.n_layers; ++k) {
+      WeightPlacement p = families[f];
+      p.streamed_layers = k;
+      const std::uint64_t cost = storage_cost(*spec, p).bytes_per_token;
+      if (found && cost >= best_cost) break;  // no cheaper fit left in this family
+      POCKETLM_TRY(measure(model, *spec, options, p, piece_bytes, chunk, plan));
+      last = p;
+      if (!plan->fits()) continue;
+      best = p;
+      best_cost = cost;
+      found = true;
+      break;
+    }
+    if (found && best_cost == 0) break;  // everything resident: nothing is cheaper
+  }
+  // None fits: report the plan that keeps the most in storage (the smallest arena).
+  const WeightPlacement chosen = found ? best : last;
+  POCKETLM_TRY(measure(model, *spec, options, chosen, piece_bytes, chunk, plan));
+  if (placement) *placement = chosen;
   return Status();
 }
 
@@ -121,16 +165,26 @@ Status Session::open(Storage& model, Storage& tokenizer, const SessionOptions& o
   opened_ = true;
   model_reads_.wrap(&model);
   const ModelSpec& spec = spec_;
-  POCKETLM_TRY(plan(model_reads_, &tokenizer, options, &spec_, &plan_));
+  POCKETLM_TRY(plan(model_reads_, &tokenizer, options, &spec_, &plan_, &placement_));
   const std::uint64_t need = plan_.total();
   if (!plan_.fits()) {
-    char need_h[32], budget_h[32];
-    format_byte_size(need, need_h, sizeof need_h);
-    format_byte_size(plan_.budget(), budget_h, sizeof budget_h);
+    // The first RAM tier that overflows (with --heap alone: the one budget).
+    int t = 0;
+    while (plan_.tier(t).storage || plan_.tier(t).capacity == 0 || plan_.tier_total(t) <= plan_.tier(t).capacity) ++t;
+    const std::uint64_t tier_need = plan_.tier_total(t), capacity = plan_.tier(t).capacity;
+    char need_h[32], capacity_h[32];
+    format_byte_size(tier_need, need_h, sizeof need_h);
+    format_byte_size(capacity, capacity_h, sizeof capacity_h);
+    const char* streamed = placement_.any() ? ", even with the weights it can stream kept in storage" : "";
+    if (options.device)
+      return Status::error(StatusCode::kOutOfMemory,
+                           "%s: the session needs %llu bytes (%s) in %s's %s but it holds %llu bytes (%s)%s",
+                           model.name(), static_cast<unsigned long long>(tier_need), need_h, options.device->name,
+                           plan_.tier(t).name, static_cast<unsigned long long>(capacity), capacity_h, streamed);
     return Status::error(StatusCode::kOutOfMemory,
-                         "%s: the session needs %llu bytes (%s) but the budget is %llu bytes (%s)", model.name(),
-                         static_cast<unsigned long long>(need), need_h,
-                         static_cast<unsigned long long>(plan_.budget()), budget_h);
+                         "%s: the session needs %llu bytes (%s) but the budget is %llu bytes (%s)%s", model.name(),
+                         static_cast<unsigned long long>(tier_need), need_h, static_cast<unsigned long long>(capacity),
+                         capacity_h, streamed);
   }
   const int seq_len = effective_seq_len(spec, options);
   if (options.arena_buffer) {
@@ -159,12 +213,12 @@ Status Session::open(Storage& model, Storage& tokenizer, const SessionOptions& o
   model_ = kind->construct(model_memory_);
   unsigned char* buffer = nullptr;
   kernels_ = &kernels_of(options);
-  POCKETLM_TRY(carve_all(spec, seq_len, *kernels_, piece_bytes, chunk, arena_, model_, &tokenizer_, &sampler_,
-                         &buffer));
+  POCKETLM_TRY(carve_all(spec, seq_len, *kernels_, placement_, piece_bytes, chunk, arena_, model_, &tokenizer_,
+                         &sampler_, &buffer));
   // The tokenizer is small and its errors are common: check it before reading the weights.
   POCKETLM_TRY(tokenizer_.load(tokenizer, buffer, chunk));
   tokenizer_.set_special_tokens(spec.config.bos_id, spec.config.eos_id);
-  POCKETLM_TRY(model_->load(model_reads_, options.io_chunk_bytes));
+  POCKETLM_TRY(model_->load(model_reads_, options.io_chunk_bytes, options.read_queue));
   parallel_ = options.parallel;
   model_->set_parallel(parallel_);
   clock_ = options.clock;
@@ -201,12 +255,19 @@ Status Session::generate(const std::int32_t* prompt, int n_prompt, int steps, co
   auto now = [this] { return clock_ ? clock_() : 0.0; };
   GenerateStats s;
   s.prompt_tokens = n_prompt;
+  const std::uint64_t reads_before = model_reads_.reads(), bytes_before = model_reads_.bytes();
   const double start = now();
   double last = start, first_pass_end = start;
   std::int32_t token = prompt[0];
   int pos = 0;
   while (pos < steps) {
     float* logits = model_->forward(token, pos);
+    // A read of weights kept in storage failed (the pass computed on zeros): stop.
+    const Status read = model_->status();
+    if (!read.ok()) {
+      model_->settle();
+      return read;
+    }
     // A finite but extreme model can still overflow; sampling NaNs would print garbage.
     if (!logits_finite(logits, vocab))
       return Status::error(StatusCode::kBadFormat,
@@ -231,6 +292,9 @@ Status Session::generate(const std::int32_t* prompt, int n_prompt, int steps, co
     if (next == bos || !keep_going) break;
     token = next;
   }
+  model_->settle();
+  s.storage_reads = model_reads_.reads() - reads_before;
+  s.storage_bytes = model_reads_.bytes() - bytes_before;
   const double elapsed = last - first_pass_end;
   s.achieved_tok_per_s = pos > 1 && elapsed > 0 ? (pos - 1) / elapsed : 0.0;
   if (stats) *stats = s;

@@ -10,12 +10,15 @@
 #include "pocketlm/base/parallel.h"
 #include "pocketlm/format/model_spec.h"
 #include "pocketlm/io/counting_storage.h"
+#include "pocketlm/io/read_queue.h"
 #include "pocketlm/io/storage.h"
 #include "pocketlm/kernels/kernels.h"
 #include "pocketlm/memory/arena.h"
 #include "pocketlm/memory/memory_plan.h"
 #include "pocketlm/model/model.h"
 #include "pocketlm/model/model_kind.h"
+#include "pocketlm/model/weight_placement.h"
+#include "pocketlm/runtime/device_profile.h"
 #include "pocketlm/sampling/sampler.h"
 #include "pocketlm/text/tokenizer.h"
 
@@ -31,8 +34,13 @@ struct SessionOptions {
   Parallel* parallel = nullptr;            // workers for matmul rows and attention heads (not
                                            // owned; nullptr = the calling thread)
   double (*clock)() = nullptr;             // monotonic seconds for GenerateStats; nullptr = no timing
+  const DeviceProfile* device = nullptr;   // memory tiers (runtime/device_profile.h); nullptr =
+                                           // one RAM tier of budget_bytes and the model file
+  ReadQueue* read_queue = nullptr;         // how weights kept in storage are read per token
+                                           // (not owned; nullptr = inline reads)
+  std::size_t stream_block_bytes = 256 * 1024;  // one streaming buffer
   std::size_t io_chunk_bytes = 64 * 1024;  // largest single read from storage
-  std::uint64_t budget_bytes = 0;          // 0 = no budget
+  std::uint64_t budget_bytes = 0;          // first RAM tier's capacity (--heap); 0 = the device's
   void* arena_buffer = nullptr;            // firmware: use this instead of allocating
   std::size_t arena_buffer_bytes = 0;
 };
@@ -46,6 +54,10 @@ struct GenerateStats {
   double prefill_seconds = 0.0;
   double decode_seconds = 0.0;
   double first_token_seconds = 0.0;  // from the start to the first sampled token
+  // Reads and bytes taken from the model storage by the forward passes (weights kept in
+  // storage; 0 when every weight is resident).
+  std::uint64_t storage_reads = 0;
+  std::uint64_t storage_bytes = 0;
   // run.c's "achieved tok/s": (passes - 1) / seconds since the end of the first pass.
   double achieved_tok_per_s = 0.0;
 
@@ -65,9 +77,12 @@ class Session {
   Session& operator=(const Session&) = delete;
 
   // Computes the plan for `model` (header only) and `tokenizer` (size only; may be null)
-  // under `options`, without allocating. Errors: bad header, seq_len out of range.
+  // under `options`, without allocating: when the weights do not all fit the RAM tiers, it
+  // keeps in storage what costs the fewest bytes read per token (runtime/placement.h) and
+  // returns that placement in *placement (when not null). A plan that does not fit even so
+  // is returned too (plan->fits() is false). Errors: bad header, seq_len out of range.
   static Status plan(Storage& model, Storage* tokenizer, const SessionOptions& options, ModelSpec* spec,
-                     MemoryPlan* plan);
+                     MemoryPlan* plan, WeightPlacement* placement = nullptr);
 
   // Plans, checks the budget (kOutOfMemory with the plan left in plan() when over), then
   // allocates the arena (or checks that the borrowed buffer holds the plan) and loads model and
@@ -88,6 +103,7 @@ class Session {
 
   bool ready() const { return ready_; }
   const ModelSpec& spec() const { return spec_; }
+  const WeightPlacement& placement() const { return placement_; }
   const MemoryPlan& plan() const { return plan_; }
   const Tokenizer& tokenizer() const { return tokenizer_; }
   // The sampler of the last generate(): its counts say how often the T -> 0 limit was taken.
@@ -104,13 +120,18 @@ class Session {
 
  private:
   // The carving sequence shared by planning (measuring arena) and building.
-  static Status carve_all(const ModelSpec& spec, int seq_len, const Kernels& kernels, std::uint64_t piece_bytes,
-                          std::size_t chunk_bytes, Arena& arena, Model* model, Tokenizer* tokenizer,
-                          Sampler* sampler, unsigned char** chunk);
+  static Status carve_all(const ModelSpec& spec, int seq_len, const Kernels& kernels,
+                          const WeightPlacement& placement, std::uint64_t piece_bytes, std::size_t chunk_bytes,
+                          Arena& arena, Model* model, Tokenizer* tokenizer, Sampler* sampler, unsigned char** chunk);
+  // The plan of one placement, measured into *plan.
+  static Status measure(Storage& model, const ModelSpec& spec, const SessionOptions& options,
+                        const WeightPlacement& placement, std::uint64_t piece_bytes, std::size_t chunk_bytes,
+                        MemoryPlan* plan);
 
   Arena arena_;
   ModelSpec spec_;
   MemoryPlan plan_;
+  WeightPlacement placement_;
   alignas(16) unsigned char model_memory_[kModelObjectBytes];  // the model object (model/model_kind.h)
   Model* model_ = nullptr;
   CountingStorage model_reads_;

@@ -1,8 +1,10 @@
 #include "pocketlm/runtime/session_plan.h"
 
+#include <cstring>
+
 #include "pocketlm/base/format.h"
 #include "pocketlm/model/blocks.h"
-#include "pocketlm/model/resident_weights.h"
+#include "pocketlm/model/placed_weights.h"
 #include "pocketlm/runtime/session.h"
 #include "pocketlm/sampling/sampler.h"
 #include "pocketlm/text/tokenizer.h"
@@ -21,23 +23,52 @@ void type_label(const TensorInfo& t, char* buf, std::size_t cap) {
 
 }  // namespace
 
-Status describe_session_regions(const ModelSpec& spec, int seq_len, std::size_t io_chunk_bytes, MemoryPlan* plan) {
+Status describe_session_regions(const ModelSpec& spec, const WeightPlacement& placement, int seq_len,
+                                std::size_t io_chunk_bytes, MemoryPlan* plan) {
   const ModelConfig& c = spec.config;
   char note[96], emb[32], attn[32], ffn[32];
   type_label(spec.tensor(TensorRole::kTokenEmbedding, -1), emb, sizeof emb);
   type_label(spec.tensor(TensorRole::kWq, 0), attn, sizeof attn);
   type_label(spec.tensor(TensorRole::kW1, 0), ffn, sizeof ffn);
   const bool quantized = spec.type(TensorRole::kTokenEmbedding) != TensorType::kF32;
-  format_to(note, sizeof note, "[%d, %d] %s; one row %s per token", c.vocab_size, c.dim, emb,
-            quantized ? "dequantized" : "copied");
-  POCKETLM_TRY(plan->add(region::kEmbedding, 0, note));
-  format_to(note, sizeof note, "wq wk wv wo x %d layers, %s", c.n_layers, attn);
+  const int streamed = placement.streamed_layers, resident = c.n_layers - streamed;
+  // Bytes of the weights that stay in storage, by plan region.
+  std::uint64_t stored_attention = 0, stored_ffn = 0;
+  for (int i = 0; i < spec.tensor_count(); ++i) {
+    const TensorInfo t = spec.tensor(i);
+    if (t.role == TensorRole::kTokenEmbedding || t.role == TensorRole::kWcls) continue;
+    if (!placement.in_storage(t, c.n_layers, spec.shared_classifier)) continue;
+    (std::strcmp(role_info(t.role).region, region::kAttention) == 0 ? stored_attention : stored_ffn) += t.bytes();
+  }
+  const TensorInfo table = spec.tensor(TensorRole::kTokenEmbedding, -1);
+  if (placement.table_in_storage) {
+    format_to(note, sizeof note, "[%d, %d] %s; one row (%llu bytes) read per token%s", c.vocab_size, c.dim, emb,
+              static_cast<unsigned long long>(table.bytes() / table.rows),
+              spec.shared_classifier ? ", and whole as the classifier" : "");
+    POCKETLM_TRY(plan->add_stored(region::kEmbedding, table.bytes(), note));
+  } else {
+    format_to(note, sizeof note, "[%d, %d] %s; one row %s per token", c.vocab_size, c.dim, emb,
+              quantized ? "dequantized" : "copied");
+    POCKETLM_TRY(plan->add(region::kEmbedding, 0, note));
+  }
+  format_to(note, sizeof note, "wq wk wv wo x %d layers, %s", resident, attn);
   POCKETLM_TRY(plan->add(region::kAttention, 0, note));
-  format_to(note, sizeof note, "w1 w2 w3 x %d layers (hidden_dim %d), %s", c.n_layers, c.hidden_dim, ffn);
+  format_to(note, sizeof note, "w1 w2 w3 x %d layers (hidden_dim %d), %s", resident, c.hidden_dim, ffn);
   POCKETLM_TRY(plan->add(region::kFfn, 0, note));
+  if (streamed > 0) {
+    format_to(note, sizeof note, "wq wk wv wo of layers %d..%d, read every token", resident, c.n_layers - 1);
+    POCKETLM_TRY(plan->add_stored(kStreamedAttentionRegion, stored_attention, note));
+    format_to(note, sizeof note, "w1 w2 w3 of layers %d..%d, read every token", resident, c.n_layers - 1);
+    POCKETLM_TRY(plan->add_stored(kStreamedFfnRegion, stored_ffn, note));
+  }
   POCKETLM_TRY(plan->add(region::kNorms, 0, "rms_att, rms_ffn per layer + rms_final, f32"));
-  POCKETLM_TRY(plan->add(region::kClassifier, 0,
-                         spec.shared_classifier ? "shared with the embedding table" : "wcls [vocab_size, dim], unshared"));
+  if (!spec.shared_classifier && placement.classifier_in_storage) {
+    const TensorInfo wcls = spec.tensor(TensorRole::kWcls, -1);
+    POCKETLM_TRY(plan->add_stored(region::kClassifier, wcls.bytes(), "wcls [vocab_size, dim], read every token"));
+  } else {
+    POCKETLM_TRY(plan->add(region::kClassifier, 0,
+                           spec.shared_classifier ? "shared with the embedding table" : "wcls [vocab_size, dim], unshared"));
+  }
   format_to(note, sizeof note, "K and V: %d layers x %d tokens x kv_dim %d x f32", c.n_layers, seq_len, c.kv_dim());
   POCKETLM_TRY(plan->add(region::kKvCache, 0, note));
   bool int8_input = false;
@@ -58,6 +89,11 @@ Status describe_session_regions(const ModelSpec& spec, int seq_len, std::size_t 
   POCKETLM_TRY(plan->add(region::kRope, 0, note));
   POCKETLM_TRY(plan->add(kLayerTableRegion, 0, "per-layer weight descriptors (type, shape, pointers)"));
   POCKETLM_TRY(plan->add(kRepackRegion, 0, "load-time buffer: one block of rows interleaved for SIMD lanes"));
+  if (placement.any()) {
+    format_to(note, sizeof note, "weights read from storage: 2 blocks of ~%zu KiB in flight, 1 repacked%s",
+              placement.block_bytes / 1024, placement.table_in_storage ? ", 1 embedding row" : "");
+    POCKETLM_TRY(plan->add(kStreamRegion, 0, note));
+  }
   return plan->add(kPaddingRegion, 0, "every buffer starts on a 16-byte boundary");
 }
 

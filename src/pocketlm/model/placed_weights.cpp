@@ -1,11 +1,13 @@
-#include "pocketlm/model/resident_weights.h"
+#include "pocketlm/model/placed_weights.h"
+
+#include <cstring>
 
 #include "pocketlm/base/format.h"
 #include "pocketlm/io/storage.h"
 
 namespace pocketlm {
 
-Matrix* ResidentWeights::slot(const TensorInfo& t) {
+Matrix* PlacedWeights::slot(const TensorInfo& t) {
   LayerWeights* layer = t.layer >= 0 && layers_ ? &layers_[t.layer] : nullptr;
   using R = TensorRole;
   switch (t.role) {
@@ -29,8 +31,10 @@ Matrix* ResidentWeights::slot(const TensorInfo& t) {
   }
 }
 
-Status ResidentWeights::carve(const ModelSpec& spec, const Kernels& kernels, Arena& arena) {
+Status PlacedWeights::carve(const ModelSpec& spec, const WeightPlacement& placement, const Kernels& kernels,
+                           Arena& arena) {
   spec_ = &spec;
+  placement_ = placement;
   const ModelConfig& c = spec.config;
   POCKETLM_TRY(carve_array(arena, kLayerTableRegion, static_cast<std::uint64_t>(c.n_layers), &layers_));
   if (layers_)
@@ -58,6 +62,9 @@ Status ResidentWeights::carve(const ModelSpec& spec, const Kernels& kernels, Are
     m->cols = static_cast<int>(t.cols);
     m->group = t.group;
     m->interleave = matrix ? interleave_of(kernels, t.type, t.group) : 1;
+    // Per token every layer tensor and the classifier are read whole; the embedding one row.
+    bytes_per_token_ += t.role == TensorRole::kTokenEmbedding ? t.bytes() / t.rows : t.bytes();
+    if (placement.in_storage(t, c.n_layers, spec.shared_classifier)) continue;  // see below
     unsigned char* values = nullptr;
     POCKETLM_TRY(carve_array(arena, region, t.value_bytes, &values));
     m->values = values;
@@ -74,12 +81,30 @@ Status ResidentWeights::carve(const ModelSpec& spec, const Kernels& kernels, Are
       if (v > repack_values) repack_values = v;
       if (s > repack_scales) repack_scales = s;
     }
-    // Per token every layer tensor and the classifier are read whole; the embedding one row.
-    bytes_per_token_ += t.role == TensorRole::kTokenEmbedding ? t.bytes() / t.rows : t.bytes();
   }
   if (spec.shared_classifier) {
     wcls_ = token_embedding_;
     bytes_per_token_ += spec.tensor(TensorRole::kTokenEmbedding, -1).bytes();
+  }
+  // Weights in storage: a row buffer for the embedding table, the streamed matrices' buffers.
+  if (placement.table_in_storage) {
+    const TensorInfo t = spec.tensor(TensorRole::kTokenEmbedding, -1);
+    POCKETLM_TRY(carve_array(arena, kStreamRegion, t.value_bytes / t.rows, &row_values_));
+    if (t.scale_bytes) POCKETLM_TRY(carve_array(arena, kStreamRegion, t.scale_bytes / t.rows / sizeof(float), &row_scales_));
+  }
+  POCKETLM_TRY(stream_.carve(spec, placement, kernels, arena));
+  if (layers_) {  // a real arena: point the stored matrices at their stream entries
+    for (int l = c.n_layers - placement.streamed_layers; l < c.n_layers; ++l) {
+      LayerWeights& w = layers_[l];
+      Matrix* ms[] = {&w.wq, &w.wk, &w.wv, &w.wo, &w.w1, &w.w2, &w.w3};
+      const TensorRole rs[] = {TensorRole::kWq, TensorRole::kWk, TensorRole::kWv, TensorRole::kWo,
+                               TensorRole::kW1, TensorRole::kW2, TensorRole::kW3};
+      for (int i = 0; i < 7; ++i) ms[i]->stream = stream_.find(rs[i], l);
+    }
+    if (const StreamedMatrix* cls = stream_.find(TensorRole::kWcls, -1)) {
+      wcls_ = Matrix{cls->info.type, static_cast<int>(cls->info.rows), static_cast<int>(cls->info.cols), nullptr,
+                     nullptr, cls->info.group, cls->interleave, cls};
+    }
   }
   // Load-time scratch for one block of rows being interleaved.
   if (repack_values) POCKETLM_TRY(carve_array(arena, kRepackRegion, repack_values, &repack_values_));
@@ -112,7 +137,7 @@ Status check_finite(const Storage& storage, const TensorInfo& t, std::size_t r0,
 
 }  // namespace
 
-Status ResidentWeights::load_matrix(Storage& storage, const TensorInfo& t, const Matrix& m, std::size_t chunk_bytes) {
+Status PlacedWeights::load_matrix(Storage& storage, const TensorInfo& t, const Matrix& m, std::size_t chunk_bytes) {
   const auto n = static_cast<std::size_t>(t.cols), d = static_cast<std::size_t>(t.rows);
   const auto il = static_cast<std::size_t>(m.interleave);
   const std::size_t rv = row_value_bytes(t.type, n, t.group), rs = row_scale_bytes(t.type, n, t.group);
@@ -135,15 +160,42 @@ Status ResidentWeights::load_matrix(Storage& storage, const TensorInfo& t, const
                       d - full);
 }
 
-Status ResidentWeights::load(Storage& storage, std::size_t chunk_bytes) {
+Status PlacedWeights::load(Storage& storage, std::size_t chunk_bytes, ReadQueue* queue) {
   for (int i = 0; i < spec_->tensor_count(); ++i) {
     const TensorInfo t = spec_->tensor(i);
     if (*role_info(t.role).region == '\0') continue;
+    if (placement_.in_storage(t, spec_->config.n_layers, spec_->shared_classifier)) continue;
     const Matrix* m = slot(t);
     if (!m) continue;
     POCKETLM_TRY(load_matrix(storage, t, *m, chunk_bytes));
   }
+  storage_ = &storage;
+  chunk_bytes_ = chunk_bytes;
+  stream_.bind(&storage, queue, chunk_bytes);
   return Status();
+}
+
+void PlacedWeights::embedding_row(int token, float* out) {
+  const Matrix& e = token_embedding_;
+  if (!placement_.table_in_storage) {
+    dequantize_matrix_row(e, token, out);
+    return;
+  }
+  // The table stays in storage: read this token's row (values, then its scales).
+  const TensorInfo t = spec_->tensor(TensorRole::kTokenEmbedding, -1);
+  const auto n = static_cast<std::size_t>(t.cols);
+  const std::size_t rv = row_value_bytes(t.type, n, t.group), rs = row_scale_bytes(t.type, n, t.group);
+  const auto row = static_cast<std::uint64_t>(token);
+  stream_.settle();  // the storage serves one reader at a time
+  Status st = read_chunked(*storage_, t.offset + row * rv, row_values_, rv, chunk_bytes_);
+  if (st.ok() && rs) st = read_chunked(*storage_, t.scales_offset + row * rs, row_scales_, rs, chunk_bytes_);
+  if (st.ok()) st = check_finite(*storage_, t, static_cast<std::size_t>(token), row_values_, row_scales_, 1);
+  if (!st.ok()) {
+    if (status_.ok()) status_ = st;
+    std::memset(out, 0, n * sizeof(float));
+    return;
+  }
+  type_traits(t.type).dequantize(row_values_, row_scales_, static_cast<int>(n), t.group, out);
 }
 
 }  // namespace pocketlm

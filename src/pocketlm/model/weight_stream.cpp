@@ -1,0 +1,194 @@
+#include "pocketlm/model/weight_stream.h"
+
+#include <cstring>
+
+namespace pocketlm {
+
+namespace {
+
+// Blocks keep whole multiples of the row alignment every backend and the worker split use.
+constexpr int kBlockAlign = 32;
+
+// The streamed tensors in forward-pass order; calls f(TensorInfo) for each.
+template <typename F>
+void for_each_streamed(const ModelSpec& spec, const WeightPlacement& p, F f) {
+  using R = TensorRole;
+  const int layers = spec.config.n_layers;
+  static const R kOrder[] = {R::kWq, R::kWk, R::kWv, R::kWo, R::kW1, R::kW3, R::kW2};
+  for (int l = layers - p.streamed_layers; l < layers; ++l)
+    for (R r : kOrder) f(spec.tensor(r, l));
+  if (spec.shared_classifier ? p.table_in_storage : p.classifier_in_storage) {
+    TensorInfo cls = spec.tensor(spec.shared_classifier ? R::kTokenEmbedding : R::kWcls, -1);
+    cls.role = R::kWcls;
+    f(cls);
+  }
+}
+
+}  // namespace
+
+Status WeightStream::carve(const ModelSpec& spec, const WeightPlacement& p, const Kernels& kernels, Arena& arena) {
+  count_ = 0;
+  for_each_streamed(spec, p, [this](const TensorInfo&) { ++count_; });
+  if (count_ == 0) return Status();
+  POCKETLM_TRY(carve_array(arena, kStreamRegion, static_cast<std::uint64_t>(count_), &table_));
+  std::uint64_t max_values = 0, max_scales = 0;
+  bool repacks = false;
+  int i = 0;
+  for_each_streamed(spec, p, [&](const TensorInfo& t) {
+    const auto n = static_cast<std::size_t>(t.cols);
+    const std::size_t rv = row_value_bytes(t.type, n, t.group), rs = row_scale_bytes(t.type, n, t.group);
+    const int rows = static_cast<int>(t.rows);
+    int block = static_cast<int>(p.block_bytes / (rv + rs)) / kBlockAlign * kBlockAlign;
+    if (block < kBlockAlign) block = kBlockAlign;
+    if (block > rows) block = rows;
+    const int il = interleave_of(kernels, t.type, t.group);
+    repacks = repacks || (il > 1 && block >= il);
+    if (rv * static_cast<std::uint64_t>(block) > max_values) max_values = rv * static_cast<std::uint64_t>(block);
+    if (rs * static_cast<std::uint64_t>(block) > max_scales) max_scales = rs * static_cast<std::uint64_t>(block);
+    if (table_) table_[i] = StreamedMatrix{t, il, block, i};
+    ++i;
+  });
+  for (int s = 0; s < 2; ++s) {
+    POCKETLM_TRY(carve_array(arena, kStreamRegion, max_values, &raw_values_[s]));
+    if (max_scales) POCKETLM_TRY(carve_array(arena, kStreamRegion, max_scales / sizeof(float), &raw_scales_[s]));
+  }
+  if (repacks) {
+    POCKETLM_TRY(carve_array(arena, kStreamRegion, max_values, &ready_values_));
+    if (max_scales) POCKETLM_TRY(carve_array(arena, kStreamRegion, max_scales / sizeof(float), &ready_scales_));
+  }
+  return Status();
+}
+
+const StreamedMatrix* WeightStream::find(TensorRole role, int layer) const {
+  for (int i = 0; table_ && i < count_; ++i)
+    if (table_[i].info.role == role && table_[i].info.layer == layer) return &table_[i];
+  return nullptr;
+}
+
+void WeightStream::bind(Storage* storage, ReadQueue* queue, std::size_t chunk_bytes) {
+  storage_ = storage;
+  queue_ = queue ? queue : &inline_queue_;
+  chunk_bytes_ = chunk_bytes;
+}
+
+WeightStream::Block WeightStream::next_after(Block b) const {
+  const StreamedMatrix& m = table_[b.matrix];
+  if (b.r0 + m.block_rows < static_cast<int>(m.info.rows)) return Block{b.matrix, b.r0 + m.block_rows};
+  // The token ends with the last matrix: the next token's first block is read when it begins,
+  // so every token reads exactly its own bytes.
+  return b.matrix + 1 < count_ ? Block{b.matrix + 1, 0} : Block{};
+}
+
+void WeightStream::submit(Block b, int slot) {
+  const StreamedMatrix& m = table_[b.matrix];
+  const TensorInfo& t = m.info;
+  const auto n = static_cast<std::size_t>(t.cols);
+  const std::size_t rv = row_value_bytes(t.type, n, t.group), rs = row_scale_bytes(t.type, n, t.group);
+  const int rows = static_cast<int>(t.rows) - b.r0 < m.block_rows ? static_cast<int>(t.rows) - b.r0 : m.block_rows;
+  ReadRequest r;
+  r.storage = storage_;
+  r.chunk_bytes = chunk_bytes_;
+  r.count = rs ? 2 : 1;
+  r.offset[0] = t.offset + static_cast<std::uint64_t>(b.r0) * rv;
+  r.dst[0] = raw_values_[slot];
+  r.bytes[0] = static_cast<std::size_t>(rows) * rv;
+  if (rs) {
+    r.offset[1] = t.scales_offset + static_cast<std::uint64_t>(b.r0) * rs;
+    r.dst[1] = raw_scales_[slot];
+    r.bytes[1] = static_cast<std::size_t>(rows) * rs;
+  }
+  queue_->submit(r);
+  in_flight_ = b;
+  in_flight_slot_ = slot;
+}
+
+void WeightStream::begin_token() {
+  settle();
+  completed_ = Block{};
+  if (count_ > 0 && status_.ok()) submit(Block{0, 0}, 0);
+}
+
+void WeightStream::settle() {
+  if (in_flight_.matrix < 0) return;
+  const Status st = queue_->wait();
+  if (!st.ok() && status_.ok()) status_ = st;
+  completed_ = in_flight_;
+  completed_slot_ = in_flight_slot_;
+  in_flight_ = Block{};
+}
+
+bool WeightStream::fetch(Block b, int* slot) {
+  if (in_flight_.matrix == b.matrix && in_flight_.r0 == b.r0) settle();
+  if (completed_.matrix == b.matrix && completed_.r0 == b.r0) {
+    *slot = completed_slot_;
+  } else {
+    // Out of order (the forward pass asked for another block): read this one now.
+    settle();
+    *slot = 0;
+    submit(b, 0);
+    settle();
+  }
+  completed_ = Block{};
+  return status_.ok();
+}
+
+Matrix WeightStream::rows(const StreamedMatrix& m, int r0) {
+  const TensorInfo& t = m.info;
+  const int total = static_cast<int>(t.rows);
+  const int rows = total - r0 < m.block_rows ? total - r0 : m.block_rows;
+  const auto n = static_cast<std::size_t>(t.cols);
+  const std::size_t rv = row_value_bytes(t.type, n, t.group), rs = row_scale_bytes(t.type, n, t.group);
+  const Block b{m.index, r0};
+  int slot = 0;
+  const bool ok = fetch(b, &slot);
+  // The next block streams in while this one is computed.
+  const Block next = next_after(b);
+  if (next.matrix >= 0 && status_.ok()) submit(next, 1 - slot);
+
+  Matrix v;
+  v.type = t.type;
+  v.rows = rows;
+  v.cols = static_cast<int>(t.cols);
+  v.group = t.group;
+  v.interleave = m.interleave;
+  unsigned char* values = raw_values_[slot];
+  float* scales = rs ? raw_scales_[slot] : nullptr;
+  if (!ok) {  // zeros, never garbage; the session stops on status()
+    std::memset(values, 0, static_cast<std::size_t>(rows) * rv);
+    if (scales) std::memset(scales, 0, static_cast<std::size_t>(rows) * rs);
+  } else {
+    NonFinite bad;
+    if (find_non_finite(t.type, values, scales, static_cast<std::size_t>(rows), n, t.group, &bad)) {
+      status_ = Status::error(StatusCode::kBadFormat,
+                              "%s: tensor %s (layer %d) element %llu is not finite; pocketlm refuses non-finite weights",
+                              storage_->name(), role_name(t.role), t.layer,
+                              static_cast<unsigned long long>(static_cast<std::uint64_t>(r0) * t.cols + bad.element));
+      std::memset(values, 0, static_cast<std::size_t>(rows) * rv);
+      if (scales) std::memset(scales, 0, static_cast<std::size_t>(rows) * rs);
+    }
+  }
+  const int il = m.interleave;
+  if (il > 1 && rows >= il) {
+    // The backend's layout: full blocks of il rows interleaved, the tail row-major.
+    const TypeTraits& traits = type_traits(t.type);
+    const int full = rows / il * il;
+    for (int r = 0; r < full; r += il)
+      traits.interleave_rows(ready_values_ + static_cast<std::size_t>(r) * rv,
+                             scales ? ready_scales_ + static_cast<std::size_t>(r) * rs / sizeof(float) : nullptr,
+                             values + static_cast<std::size_t>(r) * rv,
+                             scales ? scales + static_cast<std::size_t>(r) * rs / sizeof(float) : nullptr, n,
+                             static_cast<std::size_t>(t.group), static_cast<std::size_t>(il));
+    std::memcpy(ready_values_ + static_cast<std::size_t>(full) * rv, values + static_cast<std::size_t>(full) * rv,
+                static_cast<std::size_t>(rows - full) * rv);
+    if (scales)
+      std::memcpy(ready_scales_ + static_cast<std::size_t>(full) * rs / sizeof(float),
+                  scales + static_cast<std::size_t>(full) * rs / sizeof(float), static_cast<std::size_t>(rows - full) * rs);
+    values = ready_values_;
+    scales = scales ? ready_scales_ : nullptr;
+  }
+  v.values = values;
+  v.scales = scales;
+  return v;
+}
+
+}  // namespace pocketlm
