@@ -73,23 +73,38 @@ Status parse_seed(const char* flag, const std::string& text, std::uint64_t* out,
   return Status();
 }
 
-Status parse_memory_flags(const std::string& seq_len, const std::string& heap, SessionOptions* options) {
+Status parse_memory_flags(const std::string& seq_len, const std::string& heap, const std::string& device,
+                          SessionOptions* options) {
   long long n = 0;
   POCKETLM_TRY(parse_int("--seq-len", seq_len, 0, INT32_MAX, &n));
   options->seq_len = static_cast<int>(n);
   if (!heap.empty()) POCKETLM_TRY(parse_byte_size("--heap", heap.c_str(), &options->budget_bytes));
+  if (!device.empty()) {
+    options->device = find_device(device.c_str());
+    if (!options->device) {
+      std::string names;
+      for (const DeviceProfile* d = device_profiles(); d->name; ++d) names += std::string(names.empty() ? "" : ", ") + d->name;
+      return Status::error(StatusCode::kInvalidArgument, "--device: '%s' is not a device profile (profiles: %s; see "
+                           "pocketlm devices)", device.c_str(), names.c_str());
+    }
+  }
   return Status();
 }
 
 Status parse_backend_flags(const std::string& kernels, const std::string& threads, SessionOptions* options,
-                           std::unique_ptr<ThreadPool>* pool) {
+                           HostResources* resources) {
   long long n = 0;
   POCKETLM_TRY(parse_int("--threads", threads, 1, 256, &n));
-  // The host lends the session its threads and clock (the engine has neither).
+  // The host lends the session its threads, clock and a read thread (the engine has none).
   options->clock = monotonic_seconds;
-  if (pool && n > 1) {
-    *pool = std::make_unique<ThreadPool>(static_cast<int>(n));
-    options->parallel = pool->get();
+  if (resources && n > 1) {
+    resources->pool = std::make_unique<ThreadPool>(static_cast<int>(n));
+    options->parallel = resources->pool.get();
+  }
+  const DeviceTier* storage = options->device ? storage_tier(*options->device) : nullptr;
+  if (resources && (!storage || storage->reads_overlap_compute)) {
+    resources->reads = std::make_unique<ThreadReadQueue>();
+    options->read_queue = resources->reads.get();
   }
   if (kernels.empty()) return Status();
   options->kernels = find_kernels(kernels.c_str());
@@ -102,6 +117,12 @@ Status parse_backend_flags(const std::string& kernels, const std::string& thread
   }
   return Status::error(StatusCode::kInvalidArgument, "--kernels: backend '%s' is not available on this machine "
                        "(available: %s)", kernels.c_str(), available.c_str());
+}
+
+std::string device_choices() {
+  std::string choices;
+  for (const DeviceProfile* d = device_profiles(); d->name; ++d) choices += std::string(choices.empty() ? "" : "|") + d->name;
+  return choices;
 }
 
 std::string kernel_choices() {

@@ -11,6 +11,7 @@
 #include "pocketlm/memory/memory_plan.h"
 #include "pocketlm/runtime/session.h"
 #include "ports/posix/thread_pool.h"
+#include "ports/posix/thread_read_queue.h"
 
 namespace pocketlm::cli {
 
@@ -31,14 +32,26 @@ Status parse_int(const char* flag, const std::string& text, long long min, long 
 // A seed: a decimal integer in [-2^63, 2^64 - 1].
 Status parse_seed(const char* flag, const std::string& text, std::uint64_t* out, bool* negative_or_zero);
 
-// Fills options->seq_len and options->budget_bytes from --seq-len and --heap (empty: none).
-Status parse_memory_flags(const std::string& seq_len, const std::string& heap, SessionOptions* options);
-// Fills options->kernels (empty name: the default backend) and the host's clock; with `pool`,
-// makes a ThreadPool of --threads workers (when more than 1) and lends it to the session
-// (options->parallel); without, --threads is only checked (plan: threads take no arena bytes).
-// An unknown or unavailable backend is an error listing the ones this machine has.
+// Fills options->seq_len, options->budget_bytes and options->device from --seq-len, --heap
+// (empty: none) and --device (empty: the host; unknown: an error listing the profiles).
+Status parse_memory_flags(const std::string& seq_len, const std::string& heap, const std::string& device,
+                          SessionOptions* options);
+
+// What the host lends a session: worker threads and a read thread for weights kept in storage.
+struct HostResources {
+  std::unique_ptr<ThreadPool> pool;
+  std::unique_ptr<ThreadReadQueue> reads;
+};
+// Fills options->kernels (empty name: the default backend) and the host's clock; with
+// `resources`, makes a ThreadPool of --threads workers (when more than 1) and, unless the
+// device's storage reads cannot overlap compute (the PSP's), a read thread, and lends them to
+// the session; without, --threads is only checked (plan: threads take no arena bytes). Call
+// after parse_memory_flags. An unknown or unavailable backend is an error listing the ones
+// this machine has.
 Status parse_backend_flags(const std::string& kernels, const std::string& threads, SessionOptions* options,
-                           std::unique_ptr<ThreadPool>* pool);
+                           HostResources* resources);
+// "host|psp|esp32s3": the device profiles, for --help.
+std::string device_choices();
 // "reference|tiled4|avx2": every backend compiled in, for --help.
 std::string kernel_choices();
 

@@ -31,6 +31,8 @@ void add_bench_command(CLI::App& app, BenchOptions& o) {
   cmd->add_option("--seq-len", o.seq_len, "context length in tokens (<= the model's; shrinks the kv cache)")
       ->type_name("INT");
   cmd->add_option("--heap", o.heap, "memory budget, as for run; over it: print the plan, exit 1")->type_name("SIZE");
+  cmd->add_option("--device", o.device, "device profile, as for run; adds the projected device tok/s")
+      ->type_name(device_choices());
   cmd->add_option("--repeats", o.repeats, "number of generate() runs (default 5)")->type_name("INT");
   cmd->add_option("-i", o.prompt, "prompt (default \"Once upon a time\")")->type_name("TEXT");
 }
@@ -94,13 +96,46 @@ std::string bytes_text(std::uint64_t bytes) {
   return std::to_string(bytes) + " (" + human + ")";
 }
 
+// Multiply-adds of one token's forward pass: every matrix element once (attention over the
+// context is left out: a few percent at these sizes).
+double macs_per_token(const ModelSpec& spec) {
+  double macs = 0;
+  for (int i = 0; i < spec.tensor_count(); ++i) {
+    const TensorInfo t = spec.tensor(i);
+    if (t.rows > 1 && t.role != TensorRole::kTokenEmbedding && *role_info(t.role).region) macs += double(t.numel());
+  }
+  if (spec.shared_classifier) macs += double(spec.tensor(TensorRole::kTokenEmbedding, -1).numel());
+  return macs;
+}
+
+// The device's tok/s projected from its read model and compute rate: an estimate, printed with
+// its inputs, not a measurement.
+void print_projection(const DeviceProfile& d, Session& session, double bytes, double seeks) {
+  const DeviceTier* storage = storage_tier(d);
+  const double read_s = storage && bytes > 0 ? bytes / storage->read_bytes_per_s + seeks * storage->read_latency_s : 0;
+  const double macs = macs_per_token(session.spec());
+  if (d.macs_per_s <= 0) {
+    row("projected tok/s", std::string(d.name) + ": no compute rate in the profile (" + d.compute_source + ")");
+    return;
+  }
+  const double compute_s = macs / d.macs_per_s;
+  const bool overlap = storage && storage->reads_overlap_compute;
+  const double token_s = overlap ? std::max(read_s, compute_s) : read_s + compute_s;
+  row("projected tok/s", fmt("%.3g on ", 1.0 / token_s) + d.name +
+                             fmt(" (estimate: reads %.1f MB at %.1f MB/s", bytes / 1e6, storage ? storage->read_bytes_per_s / 1e6 : 0.0) +
+                             fmt(" + %.0f seeks x %.1f ms = %.3f s; compute %.1f M multiply-adds", seeks,
+                                 storage ? storage->read_latency_s * 1e3 : 0.0, read_s, macs / 1e6) +
+                             fmt(" at %.0f M/s = %.3f s; ", d.macs_per_s / 1e6, compute_s) +
+                             (overlap ? "overlapped)" : "one after the other)"));
+}
+
 }  // namespace
 
 int run_bench(const BenchOptions& o) {
   SessionOptions options;
-  Status st = parse_memory_flags(o.seq_len, o.heap, &options);
-  std::unique_ptr<ThreadPool> pool;
-  if (st.ok()) st = parse_backend_flags(o.kernels, o.threads, &options, &pool);
+  Status st = parse_memory_flags(o.seq_len, o.heap, o.device, &options);
+  HostResources host;
+  if (st.ok()) st = parse_backend_flags(o.kernels, o.threads, &options, &host);
   long long steps = 0, repeats = 0;
   if (st.ok()) st = parse_int("-n", o.steps, 0, INT32_MAX, &steps);
   if (st.ok()) st = parse_int("--repeats", o.repeats, 1, 100000, &repeats);
@@ -129,12 +164,18 @@ int run_bench(const BenchOptions& o) {
   t.forced = n_prompt - 1;
   t.decode_ms.reserve(static_cast<std::size_t>(n_steps) * static_cast<std::size_t>(repeats));
   t.first_token_ms.reserve(static_cast<std::size_t>(repeats));
+  std::uint64_t storage_bytes = 0, storage_reads = 0, storage_seeks = 0, passes = 0;
   SamplerParams greedy;
   greedy.temperature = 0.0f;
   for (long long r = 0; r < repeats; ++r) {
     t.pass = 0;
     t.start = t.last = Clock::now();
-    st = session.generate(prompt.data(), n_prompt, n_steps, greedy, on_token, &t, nullptr);
+    GenerateStats stats;
+    st = session.generate(prompt.data(), n_prompt, n_steps, greedy, on_token, &t, &stats);
+    storage_bytes += stats.storage_bytes;
+    storage_reads += stats.storage_reads;
+    storage_seeks += stats.storage_seeks;
+    passes += static_cast<std::uint64_t>(stats.prefill_passes + stats.decode_passes);
     if (!st.ok()) return fail(st);
   }
 
@@ -179,6 +220,13 @@ int run_bench(const BenchOptions& o) {
     row("fraction of limit", fmt("%.2f (effective GB/s / read bandwidth)",
                                  static_cast<double>(bytes_per_token) * decode_tps / 1e9 / limit.gb_per_s));
   row("arena bytes", bytes_text(session.arena_bytes()));
+  const double bytes_per_pass = passes ? static_cast<double>(storage_bytes) / static_cast<double>(passes) : 0.0;
+  const double reads_per_pass = passes ? static_cast<double>(storage_reads) / static_cast<double>(passes) : 0.0;
+  const double seeks_per_pass = passes ? static_cast<double>(storage_seeks) / static_cast<double>(passes) : 0.0;
+  row("storage bytes/token", storage_bytes ? fmt("%.0f in %.0f reads, %.0f seeks (weights kept in storage, counted)",
+                                                 bytes_per_pass, reads_per_pass, seeks_per_pass)
+                                           : "0 (every weight resident)");
+  if (options.device) print_projection(*options.device, session, bytes_per_pass, seeks_per_pass);
   return kExitOk;
 }
 

@@ -17,7 +17,10 @@ void add_plan_command(CLI::App& app, PlanOptions& o) {
   cmd->add_option("model", o.model, "checkpoint (.bin)")->required()->type_name("FILE");
   cmd->add_option("-z", o.tokenizer, "tokenizer.bin path; its tables are part of the plan (default tokenizer.bin)")
       ->type_name("FILE");
-  cmd->add_option("--heap", o.heap, "budget, e.g. 24M, 24MiB or 25165824")->type_name("SIZE");
+  cmd->add_option("--heap", o.heap, "budget, e.g. 24M, 24MiB or 25165824 (the first RAM tier's capacity)")
+      ->type_name("SIZE");
+  cmd->add_option("--device", o.device, "device profile: one table per memory tier (see pocketlm devices)")
+      ->type_name(device_choices());
   cmd->add_option("--seq-len", o.seq_len, "context length in tokens (<= the model's)")->type_name("INT");
   cmd->add_option("--kernels", o.kernels, "kernel backend, as for run (default: the fastest one this CPU has)")
       ->type_name(kernel_choices());
@@ -27,7 +30,7 @@ void add_plan_command(CLI::App& app, PlanOptions& o) {
 
 int run_plan(const PlanOptions& o) {
   SessionOptions options;
-  Status st = parse_memory_flags(o.seq_len, o.heap, &options);
+  Status st = parse_memory_flags(o.seq_len, o.heap, o.device, &options);
   if (st.ok()) st = parse_backend_flags(o.kernels, o.threads, &options, nullptr);
   if (!st.ok()) return fail(st);
   FileStorage model, tokenizer;

@@ -39,7 +39,11 @@ void add_run_command(CLI::App& app, RunOptions& o) {
   cmd->add_option("--token-log", o.token_log,
                   "write 'prompt: <ids>' and then each next-token id on its own line to this file")
       ->type_name("FILE");
-  cmd->add_option("--heap", o.heap, "memory budget, e.g. 24M, 24MiB or 25165824; over it: print the plan, exit 1")
+  cmd->add_option("--device", o.device, "device profile: its memory tiers bound the plan (see pocketlm devices)")
+      ->type_name(device_choices());
+  cmd->add_option("--heap", o.heap,
+                  "memory budget, e.g. 24M, 24MiB or 25165824; weights that do not fit stay in the model file and are "
+                  "read per token; over it even so: print the plan, exit 1")
       ->type_name("SIZE");
   cmd->add_option("--seq-len", o.seq_len, "context length in tokens (<= the model's; shrinks the kv cache)")
       ->type_name("INT");
@@ -119,10 +123,10 @@ int run_run(const RunOptions& o) {
   Status st = parse_sampling(o, &sampling);
   if (!st.ok()) return fail(st);
   SessionOptions options;
-  st = parse_memory_flags(o.seq_len, o.heap, &options);
+  st = parse_memory_flags(o.seq_len, o.heap, o.device, &options);
   if (!st.ok()) return fail(st);
-  std::unique_ptr<ThreadPool> pool;
-  st = parse_backend_flags(o.kernels, o.threads, &options, &pool);
+  HostResources host;
+  st = parse_backend_flags(o.kernels, o.threads, &options, &host);
   if (!st.ok()) return fail(st);
 
   FileStorage model, tokenizer;
@@ -179,11 +183,19 @@ int run_run(const RunOptions& o) {
   char prefill[32] = "n/a", decode[32] = "n/a";
   if (stats.prefill_passes > 0) std::snprintf(prefill, sizeof prefill, "%.1f tok/s", stats.prefill_tok_per_s());
   if (stats.decode_passes > 0) std::snprintf(decode, sizeof decode, "%.1f tok/s", stats.decode_tok_per_s());
+  // Weights kept in storage: what each forward pass read from the model file, as counted.
+  char storage[96] = "";
+  const int passes = stats.prefill_passes + stats.decode_passes;
+  if (stats.storage_bytes > 0 && passes > 0)
+    std::snprintf(storage, sizeof storage, ", storage %llu bytes and %llu reads per token",
+                  static_cast<unsigned long long>(stats.storage_bytes / static_cast<std::uint64_t>(passes)),
+                  static_cast<unsigned long long>(stats.storage_reads / static_cast<std::uint64_t>(passes)));
   std::fprintf(stderr,
                "pocketlm: prompt %d tokens, generated %d tokens, prefill %s, decode %s, "
-               "arena %llu bytes, kernels %s, threads %d\n",
+               "arena %llu bytes%s, kernels %s, threads %d\n",
                stats.prompt_tokens, stats.decode_passes, prefill, decode,
-               static_cast<unsigned long long>(session.arena_bytes()), session.kernels().name, session.threads());
+               static_cast<unsigned long long>(session.arena_bytes()), storage, session.kernels().name,
+               session.threads());
 
   if (log_file.is_open()) {
     std::string body = "prompt:";

@@ -25,6 +25,7 @@ int run_cli(int argc, char** argv) {
   add_synth_command(app, synth);
   add_convert_command(app, convert);
   add_bench_command(app, bench);
+  add_devices_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -58,6 +59,7 @@ int run_cli(int argc, char** argv) {
   if (app.got_subcommand("synth")) return run_synth(synth);
   if (app.got_subcommand("convert")) return run_convert(convert);
   if (app.got_subcommand("bench")) return run_bench(bench);
+  if (app.got_subcommand("devices")) return run_devices();
   return fail("no command given (see pocketlm --help)");
 }
 

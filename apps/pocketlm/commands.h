@@ -23,6 +23,7 @@ struct RunOptions {
   std::string system_prompt;
   std::string token_log;
   std::string heap;
+  std::string device;  // empty: the host (one RAM tier of --heap, the model file)
   std::string seq_len = "0";
   std::string kernels;
   std::string threads = "1";
@@ -34,6 +35,7 @@ struct PlanOptions {
   std::string model;
   std::string tokenizer = "tokenizer.bin";  // as run: the plan is exactly run's arena
   std::string heap;
+  std::string device;  // empty: the host (one RAM tier of --heap, the model file)
   std::string seq_len = "0";
   std::string kernels;  // the arena depends on the backend (repacked weights, scratch)
   std::string threads = "1";
@@ -72,11 +74,15 @@ struct BenchOptions {
   std::string steps = "256";
   std::string seq_len = "0";
   std::string heap;
+  std::string device;  // empty: the host (one RAM tier of --heap, the model file)
   std::string repeats = "5";
   std::string prompt = "Once upon a time";
 };
 void add_bench_command(CLI::App& app, BenchOptions& options);
 int run_bench(const BenchOptions& options);
+
+void add_devices_command(CLI::App& app);
+int run_devices();
 
 // Parses argv and runs the chosen command; returns the process exit code.
 int run_cli(int argc, char** argv);

@@ -17,17 +17,23 @@ class CountingStorage final : public Storage {
   Status read(std::uint64_t offset, void* dst, std::size_t bytes) override {
     POCKETLM_TRY(inner_->read(offset, dst, bytes));
     ++reads_;
+    if (offset != next_offset_) ++seeks_;
+    next_offset_ = offset + bytes;
     bytes_ += bytes;
     return Status();
   }
 
-  // Successful read() calls and the bytes they returned since construction.
+  // Successful read() calls and the bytes they returned since construction; seeks are the
+  // reads that did not start where the previous one ended (what a memory stick pays for).
   std::uint64_t reads() const { return reads_; }
+  std::uint64_t seeks() const { return seeks_; }
   std::uint64_t bytes() const { return bytes_; }
 
  private:
   Storage* inner_;
   std::uint64_t reads_ = 0;
+  std::uint64_t seeks_ = 0;
+  std::uint64_t next_offset_ = 0;
   std::uint64_t bytes_ = 0;
 };
 

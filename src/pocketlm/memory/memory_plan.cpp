@@ -84,8 +84,10 @@ std::uint64_t MemoryPlan::budget() const {
 }
 
 bool MemoryPlan::fits() const {
-  for (int t = 0; t < tier_count_; ++t)
-    if (!tiers_[t].storage && tiers_[t].capacity != 0 && tier_total(t) > tiers_[t].capacity) return false;
+  for (int t = 0; t < tier_count_; ++t) {
+    if (tiers_[t].capacity == 0) continue;
+    if (tiers_[t].storage ? storage_file_bytes_ > tiers_[t].capacity : tier_total(t) > tiers_[t].capacity) return false;
+  }
   return true;
 }
 
@@ -113,7 +115,7 @@ std::uint64_t MemoryPlan::total() const {
 
 void MemoryPlan::render(void (*write)(const char*, void*), void* ctx) const {
   for (int t = 0; t < tier_count_; ++t) {
-    if (tiers_[t].storage && tier_total(t) == 0) continue;  // nothing stored: no table
+    if (tiers_[t].storage && tier_total(t) == 0 && tiers_[t].capacity == 0) continue;  // nothing to say
     render_tier(t, write, ctx);
   }
 }
@@ -122,7 +124,8 @@ void MemoryPlan::render_tier(int t, void (*write)(const char*, void*), void* ctx
   char line[256];
   char human[32];
   const PlanTier& tier = tiers_[t];
-  const bool one_table = tier_count_ == 1 || (tier_count_ == 2 && tiers_[1].storage && tier_total(1) == 0);
+  const bool one_table =
+      tier_count_ == 1 || (tier_count_ == 2 && tiers_[1].storage && tier_total(1) == 0 && tiers_[1].capacity == 0);
   const std::uint64_t total_bytes = tier_total(t);
   const std::uint64_t capacity = tier.storage ? 0 : tier.capacity;
   const double denom = static_cast<double>(capacity ? capacity : (total_bytes ? total_bytes : 1));
@@ -162,6 +165,15 @@ void MemoryPlan::render_tier(int t, void (*write)(const char*, void*), void* ctx
               static_cast<unsigned long long>(storage_bytes_per_token_), human, "",
               "bytes of these weights one token's forward pass reads");
     write(line, ctx);
+    if (tier.capacity) {  // the whole model file must fit the medium (flash partition)
+      format_byte_size(storage_file_bytes_, human, sizeof human);
+      const bool ok = storage_file_bytes_ <= tier.capacity;
+      format_to(line, sizeof line, "%-22s | %12llu | %10s | %5.1f%% | %s", "model file",
+                static_cast<unsigned long long>(storage_file_bytes_), human,
+                100.0 * static_cast<double>(storage_file_bytes_) / static_cast<double>(tier.capacity),
+                ok ? "fits the medium" : "DOES NOT FIT the medium");
+      write(line, ctx);
+    }
     return;
   }
   format_to(line, sizeof line, "%-22s | %12llu | %10s | %5.1f%% | %s", one_table ? "total (arena)" : "total (tier)",

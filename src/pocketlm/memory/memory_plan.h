@@ -55,6 +55,8 @@ class MemoryPlan {
   void set_region_tier(const char* name, int tier);
   // Bytes of RAM regions in `tier`.
   std::uint64_t tier_total(int tier) const;
+  // Bytes of the model file, which the storage tier holds whole (checked against its capacity).
+  void set_storage_file_bytes(std::uint64_t bytes) { storage_file_bytes_ = bytes; }
   // Bytes of weights in storage that one token's forward pass reads (set by the planner).
   void set_storage_bytes_per_token(std::uint64_t bytes) { storage_bytes_per_token_ = bytes; }
   std::uint64_t storage_bytes_per_token() const { return storage_bytes_per_token_; }
@@ -89,6 +91,7 @@ class MemoryPlan {
   PlanTier tiers_[kMaxTiers] = {};
   int tier_count_ = 1;
   std::uint64_t storage_bytes_per_token_ = 0;
+  std::uint64_t storage_file_bytes_ = 0;
 };
 
 }  // namespace pocketlm

@@ -111,6 +111,7 @@ Status Session::measure(Storage& model, const ModelSpec& spec, const SessionOpti
   POCKETLM_TRY(plan->add(kPaddingRegion, measuring.padding(), ""));
   assign_ram_tiers(plan);
   plan->set_storage_bytes_per_token(storage_cost(spec, placement).bytes_per_token);
+  plan->set_storage_file_bytes(spec.file_bytes);
   return Status();
 }
 
@@ -170,7 +171,16 @@ Status Session::open(Storage& model, Storage& tokenizer, const SessionOptions& o
   if (!plan_.fits()) {
     // The first RAM tier that overflows (with --heap alone: the one budget).
     int t = 0;
-    while (plan_.tier(t).storage || plan_.tier(t).capacity == 0 || plan_.tier_total(t) <= plan_.tier(t).capacity) ++t;
+    while (t < plan_.tier_count() &&
+           (plan_.tier(t).storage || plan_.tier(t).capacity == 0 || plan_.tier_total(t) <= plan_.tier(t).capacity))
+      ++t;
+    if (t == plan_.tier_count()) {  // the RAM tiers fit: the model file is larger than the medium
+      const int s = plan_.storage_tier();
+      return Status::error(StatusCode::kOutOfMemory, "%s: the model file (%llu bytes) does not fit %s's %s (%llu bytes)",
+                           model.name(), static_cast<unsigned long long>(spec.file_bytes),
+                           options.device ? options.device->name : "the device", plan_.tier(s).name,
+                           static_cast<unsigned long long>(plan_.tier(s).capacity));
+    }
     const std::uint64_t tier_need = plan_.tier_total(t), capacity = plan_.tier(t).capacity;
     char need_h[32], capacity_h[32];
     format_byte_size(tier_need, need_h, sizeof need_h);
@@ -256,6 +266,7 @@ Status Session::generate(const std::int32_t* prompt, int n_prompt, int steps, co
   GenerateStats s;
   s.prompt_tokens = n_prompt;
   const std::uint64_t reads_before = model_reads_.reads(), bytes_before = model_reads_.bytes();
+  const std::uint64_t seeks_before = model_reads_.seeks();
   const double start = now();
   double last = start, first_pass_end = start;
   std::int32_t token = prompt[0];
@@ -294,6 +305,7 @@ Status Session::generate(const std::int32_t* prompt, int n_prompt, int steps, co
   }
   model_->settle();
   s.storage_reads = model_reads_.reads() - reads_before;
+  s.storage_seeks = model_reads_.seeks() - seeks_before;
   s.storage_bytes = model_reads_.bytes() - bytes_before;
   const double elapsed = last - first_pass_end;
   s.achieved_tok_per_s = pos > 1 && elapsed > 0 ? (pos - 1) / elapsed : 0.0;

@@ -57,6 +57,7 @@ struct GenerateStats {
   // Reads and bytes taken from the model storage by the forward passes (weights kept in
   // storage; 0 when every weight is resident).
   std::uint64_t storage_reads = 0;
+  std::uint64_t storage_seeks = 0;  // reads not contiguous with the one before
   std::uint64_t storage_bytes = 0;
   // run.c's "achieved tok/s": (passes - 1) / seconds since the end of the first pass.
   double achieved_tok_per_s = 0.0;
