@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Peak resident memory of a whole `pocketlm run` process on the stories15M-shaped synthetic
-# model in q80 (issue: fit the PSP's 24 MiB heap), next to the memory plan of the same run.
-# Builds models/synth15M.bin and models/synth15M_q80.bin with `pocketlm synth`/`convert`
-# when missing. Needs GNU time (Debian package `time`).
-# Usage: bench/peak-rss.sh [BUILD_DIR]   (env: STEPS=256 SEQ_LEN=256 HEAP=24MiB)
+# Peak resident memory of a whole `pocketlm run` process on a synthetic model of a real shape
+# (default the stories15M shape in q80; MODEL=synth42M_q80 or synth110M_q80 for the shapes that
+# stream their weights from the file under the PSP's 24 MiB), next to the memory plan of the
+# same run. Builds models/synthNM.bin and models/synthNM_q80.bin with `pocketlm synth`/
+# `convert` when missing. Needs GNU time (Debian package `time`).
+# Usage: bench/peak-rss.sh [BUILD_DIR]   (env: MODEL=synth15M_q80 STEPS=256 SEQ_LEN=256 HEAP=24MiB)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -16,13 +17,16 @@ tokenizer=models/tokenizer.bin
 [ -x /usr/bin/time ] || { echo "peak-rss: needs GNU time: apt-get install time" >&2; exit 1; }
 scripts/get-models models >/dev/null
 [ -f "$tokenizer" ] || { echo "peak-rss: $tokenizer is missing (it comes from ../shared/models)" >&2; exit 1; }
-[ -f models/synth15M.bin ] || "$bin" synth stories15M --seed 42 -o models/synth15M.bin
-[ -f models/synth15M_q80.bin ] || "$bin" convert models/synth15M.bin --to q80 -o models/synth15M_q80.bin
+model=${MODEL:-synth15M_q80}
+size=${model#synth}
+size=${size%_q80}
+[ -f "models/synth$size.bin" ] || "$bin" synth "stories$size" --seed 42 -o "models/synth$size.bin"
+[ -f "models/synth${size}_q80.bin" ] || "$bin" convert "models/synth$size.bin" --to q80 -o "models/synth${size}_q80.bin"
 
-echo "\$ $bin plan models/synth15M_q80.bin -z $tokenizer --seq-len $seq_len --heap $heap"
-"$bin" plan models/synth15M_q80.bin -z "$tokenizer" --seq-len "$seq_len" --heap "$heap"
+echo "\$ $bin plan models/$model.bin -z $tokenizer --seq-len $seq_len --heap $heap"
+"$bin" plan models/$model.bin -z "$tokenizer" --seq-len "$seq_len" --heap "$heap"
 echo
-cmd=("$bin" run models/synth15M_q80.bin -z "$tokenizer" -n "$steps" --seq-len "$seq_len" --heap "$heap" -s 42 -i "Once upon a time")
+cmd=("$bin" run models/$model.bin -z "$tokenizer" -n "$steps" --seq-len "$seq_len" --heap "$heap" -s 42 -i "Once upon a time")
 echo "\$ /usr/bin/time -v ${cmd[*]}"
 log=$(mktemp)
 /usr/bin/time -v "${cmd[@]}" >/dev/null 2>"$log"

@@ -32,6 +32,9 @@ Status parse_int(const char* flag, const std::string& text, long long min, long 
 // A seed: a decimal integer in [-2^63, 2^64 - 1].
 Status parse_seed(const char* flag, const std::string& text, std::uint64_t* out, bool* negative_or_zero);
 
+// Bytes of --heap kept for the pocketlm process itself (see parse_memory_flags).
+inline constexpr std::uint64_t kHostProcessReserveBytes = 2560 * 1024;
+
 // Fills options->seq_len, options->budget_bytes and options->device from --seq-len, --heap
 // (empty: none) and --device (empty: the host; unknown: an error listing the profiles).
 Status parse_memory_flags(const std::string& seq_len, const std::string& heap, const std::string& device,

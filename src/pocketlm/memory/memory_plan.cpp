@@ -27,6 +27,13 @@ Status MemoryPlan::add_stored(const char* name, std::uint64_t bytes, const char*
   return add_in(t, name, bytes, note);
 }
 
+Status MemoryPlan::add_reserved(const char* name, std::uint64_t bytes, const char* note) {
+  POCKETLM_TRY(add_in(0, name, bytes, note));
+  for (int i = 0; i < count_; ++i)
+    if (std::strcmp(regions_[i].name, name) == 0) regions_[i].reserved = true;
+  return Status();
+}
+
 Status MemoryPlan::add_in(int tier, const char* name, std::uint64_t bytes, const char* note) {
   for (int i = 0; i < count_; ++i) {
     if (std::strcmp(regions_[i].name, name) == 0) {
@@ -43,6 +50,7 @@ Status MemoryPlan::add_in(int tier, const char* name, std::uint64_t bytes, const
   format_to(r.note, sizeof r.note, "%s", note);
   r.bytes = bytes;
   r.tier = tier;
+  r.reserved = false;
   return Status();
 }
 
@@ -105,7 +113,7 @@ std::uint64_t MemoryPlan::bytes_of(const char* name) const {
 std::uint64_t MemoryPlan::total() const {
   std::uint64_t sum = 0;
   for (int i = 0; i < count_; ++i) {
-    if (tiers_[regions_[i].tier].storage) continue;
+    if (tiers_[regions_[i].tier].storage || regions_[i].reserved) continue;
     std::uint64_t next = sum + regions_[i].bytes;
     if (next < sum) return UINT64_MAX;
     sum = next;
@@ -176,8 +184,13 @@ void MemoryPlan::render_tier(int t, void (*write)(const char*, void*), void* ctx
     }
     return;
   }
+  // The arena's part of the tier (without what is reserved for the program).
+  std::uint64_t arena_bytes = total_bytes;
+  for (int i = 0; i < count_; ++i)
+    if (regions_[i].tier == t && regions_[i].reserved) arena_bytes -= regions_[i].bytes;
+  format_byte_size(arena_bytes, human, sizeof human);
   format_to(line, sizeof line, "%-22s | %12llu | %10s | %5.1f%% | %s", one_table ? "total (arena)" : "total (tier)",
-            static_cast<unsigned long long>(total_bytes), human, 100.0 * static_cast<double>(total_bytes) / denom,
+            static_cast<unsigned long long>(arena_bytes), human, 100.0 * static_cast<double>(arena_bytes) / denom,
             "one allocation, made before any weight byte is read");
   write(line, ctx);
   if (capacity) {

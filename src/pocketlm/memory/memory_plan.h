@@ -19,6 +19,7 @@ struct PlanRegion {
   std::uint64_t bytes;
   char note[96];
   int tier;  // index into the plan's tiers
+  bool reserved;  // bytes of the tier that are not the arena's (the program itself)
 };
 
 struct PlanTier {
@@ -43,6 +44,9 @@ class MemoryPlan {
   Status add(const char* name, std::uint64_t bytes, const char* note);
   // Adds a region of weights that stay in the storage tier (there must be one).
   Status add_stored(const char* name, std::uint64_t bytes, const char* note);
+  // Adds bytes of the first RAM tier that the arena cannot use (the program, its stacks and
+  // libraries when --heap bounds the whole process): counted against the tier, not in total().
+  Status add_reserved(const char* name, std::uint64_t bytes, const char* note);
 
   // Replaces the tiers (RAM tiers first, fastest first; at most one storage tier, last).
   // Regions keep their index, so set tiers before adding regions.

@@ -97,6 +97,9 @@ Status Session::measure(Storage& model, const ModelSpec& spec, const SessionOpti
     plan->set_tiers(tiers, 2);
   }
   if (options.budget_bytes) plan->set_budget(options.budget_bytes);
+  if (options.reserve_bytes)
+    POCKETLM_TRY(plan->add_reserved(kProcessRegion, options.reserve_bytes,
+                                    "the program itself: code, stacks, libraries (not the arena)"));
   const int seq_len = effective_seq_len(spec, options);
   POCKETLM_TRY(describe_session_regions(spec, placement, seq_len, chunk, plan));
   Arena measuring;

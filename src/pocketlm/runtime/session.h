@@ -41,6 +41,8 @@ struct SessionOptions {
   std::size_t stream_block_bytes = 256 * 1024;  // one streaming buffer
   std::size_t io_chunk_bytes = 64 * 1024;  // largest single read from storage
   std::uint64_t budget_bytes = 0;          // first RAM tier's capacity (--heap); 0 = the device's
+  std::uint64_t reserve_bytes = 0;         // of the first RAM tier, not for the arena (the
+                                           // program itself when the budget bounds the process)
   void* arena_buffer = nullptr;            // firmware: use this instead of allocating
   std::size_t arena_buffer_bytes = 0;
 };
