@@ -72,19 +72,6 @@ void expect_warning(const std::vector<std::string>& args, const CommandResult& r
   EXPECT_FALSE(r.out.empty()) << "a clamped run still generates text";
 }
 
-// Names in `dir`, without . and ..
-std::vector<std::string> directory_entries(const std::string& dir) {
-  std::vector<std::string> names;
-  if (DIR* d = ::opendir(dir.c_str())) {
-    while (const dirent* e = ::readdir(d)) {
-      const std::string name = e->d_name;
-      if (name != "." && name != "..") names.push_back(name);
-    }
-    ::closedir(d);
-  }
-  return names;
-}
-
 // ---- Flag errors: one table row per bad input ---------------------------------------------
 
 struct FlagCase {

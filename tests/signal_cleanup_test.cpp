@@ -24,18 +24,6 @@ extern char** environ;
 namespace pocketlm::test {
 namespace {
 
-std::vector<std::string> entries(const std::string& dir) {
-  std::vector<std::string> names;
-  if (DIR* d = ::opendir(dir.c_str())) {
-    while (const dirent* e = ::readdir(d)) {
-      const std::string name = e->d_name;
-      if (name != "." && name != "..") names.push_back(name);
-    }
-    ::closedir(d);
-  }
-  return names;
-}
-
 // Starts `pocketlm args` (through the emulator in cross builds) with default signal actions
 // and an empty signal mask, whatever this test inherited (a background job of a shell
 // without job control starts with SIGINT ignored).
@@ -83,7 +71,7 @@ TEST_P(SignalCleanup, InterruptedSynthLeavesNoTemporaryFile) {
   // Wait for the temporary file, then interrupt the write at once.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   std::vector<std::string> names;
-  while ((names = entries(dir)).empty() && std::chrono::steady_clock::now() < deadline)
+  while ((names = directory_entries(dir)).empty() && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   ASSERT_EQ(names.size(), 1u) << "no temporary file appeared";
   EXPECT_NE(names[0].find("synth110M.bin.tmp-"), std::string::npos) << names[0];
@@ -94,7 +82,7 @@ TEST_P(SignalCleanup, InterruptedSynthLeavesNoTemporaryFile) {
       << "the synth finished before the signal arrived; nothing was tested";
   EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == sig)
       << "status " << status << ": the process must end by the signal itself";
-  const std::vector<std::string> left = entries(dir);
+  const std::vector<std::string> left = directory_entries(dir);
   EXPECT_TRUE(left.empty()) << "left behind: " << (left.empty() ? "" : left[0]);
 }
 

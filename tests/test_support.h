@@ -31,6 +31,8 @@ std::string temp_dir();
 std::vector<unsigned char> read_file(const std::string& path);
 void write_file(const std::string& path, const std::vector<unsigned char>& bytes);
 bool file_exists(const std::string& path);
+// Names in `dir`, without . and .. (empty when it cannot be read).
+std::vector<std::string> directory_entries(const std::string& dir);
 // Hex SHA-256 of a file (via sha256sum, part of coreutils).
 std::string sha256_of(const std::string& path);
 
