@@ -99,11 +99,11 @@ std::vector<float> logits_with(const ModelConfig& config) {
   Arena measuring;
   measuring.init_measuring(&plan);
   LlamaModel sizing;
-  EXPECT_TRUE(sizing.carve(spec, 16, reference_kernels(), WeightPlacement{}, measuring).ok());
+  EXPECT_TRUE(sizing.carve(spec, 16, reference_kernels(), WeightPlacement{}, KvType::kF32, measuring).ok());
   Arena arena;
   EXPECT_TRUE(arena.init_owned(measuring.used()).ok());
   LlamaModel model;
-  EXPECT_TRUE(model.carve(spec, 16, reference_kernels(), WeightPlacement{}, arena).ok());
+  EXPECT_TRUE(model.carve(spec, 16, reference_kernels(), WeightPlacement{}, KvType::kF32, arena).ok());
   EXPECT_TRUE(model.load(f, 65536, nullptr).ok());
   model.forward(1, 0);
   const float* logits = model.forward(403, 1);

@@ -125,6 +125,14 @@ Status parse_backend_flags(const std::string& kernels, const std::string& thread
                        "(available: %s)", kernels.c_str(), available.c_str());
 }
 
+Status parse_kv_flag(const std::string& kv, SessionOptions* options) {
+  if (kv == "f32" || kv == "f16") {
+    options->kv = kv == "f16" ? KvType::kF16 : KvType::kF32;
+    return Status();
+  }
+  return Status::error(StatusCode::kInvalidArgument, "--kv: '%s' is not a KV cache type (f32 or f16)", kv.c_str());
+}
+
 std::string device_choices() {
   std::string choices;
   for (const DeviceProfile* d = device_profiles(); d->name; ++d) choices += std::string(choices.empty() ? "" : "|") + d->name;

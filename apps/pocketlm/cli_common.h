@@ -40,6 +40,9 @@ inline constexpr std::uint64_t kHostProcessReserveBytes = 2560 * 1024;
 Status parse_memory_flags(const std::string& seq_len, const std::string& heap, const std::string& device,
                           SessionOptions* options);
 
+// --kv f32|f16 into options->kv.
+Status parse_kv_flag(const std::string& kv, SessionOptions* options);
+
 // What the host lends a session: worker threads and a read thread for weights kept in storage.
 struct HostResources {
   std::unique_ptr<ThreadPool> pool;

@@ -31,6 +31,8 @@ void add_bench_command(CLI::App& app, BenchOptions& o) {
   cmd->add_option("--seq-len", o.seq_len, "context length in tokens (<= the model's; shrinks the kv cache)")
       ->type_name("INT");
   cmd->add_option("--heap", o.heap, "memory budget, as for run; over it: print the plan, exit 1")->type_name("SIZE");
+  cmd->add_option("--kv", o.kv, "KV cache element type: f32 (run.c's, exact; default) or f16 (half the bytes)")
+      ->type_name("f32|f16");
   cmd->add_option("--device", o.device, "device profile, as for run; adds the projected device tok/s")
       ->type_name(device_choices());
   cmd->add_option("--repeats", o.repeats, "number of generate() runs (default 5)")->type_name("INT");
@@ -134,6 +136,7 @@ void print_projection(const DeviceProfile& d, Session& session, double bytes, do
 int run_bench(const BenchOptions& o) {
   SessionOptions options;
   Status st = parse_memory_flags(o.seq_len, o.heap, o.device, &options);
+  if (st.ok()) st = parse_kv_flag(o.kv, &options);
   HostResources host;
   if (st.ok()) st = parse_backend_flags(o.kernels, o.threads, &options, &host);
   long long steps = 0, repeats = 0;

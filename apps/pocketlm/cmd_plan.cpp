@@ -19,6 +19,8 @@ void add_plan_command(CLI::App& app, PlanOptions& o) {
       ->type_name("FILE");
   cmd->add_option("--heap", o.heap, "budget, e.g. 24M, 24MiB or 25165824 (the first RAM tier's capacity)")
       ->type_name("SIZE");
+  cmd->add_option("--kv", o.kv, "KV cache element type: f32 (run.c's, exact; default) or f16 (half the bytes)")
+      ->type_name("f32|f16");
   cmd->add_option("--device", o.device, "device profile: one table per memory tier (see pocketlm devices)")
       ->type_name(device_choices());
   cmd->add_option("--seq-len", o.seq_len, "context length in tokens (<= the model's)")->type_name("INT");
@@ -31,6 +33,7 @@ void add_plan_command(CLI::App& app, PlanOptions& o) {
 int run_plan(const PlanOptions& o) {
   SessionOptions options;
   Status st = parse_memory_flags(o.seq_len, o.heap, o.device, &options);
+  if (st.ok()) st = parse_kv_flag(o.kv, &options);
   if (st.ok()) st = parse_backend_flags(o.kernels, o.threads, &options, nullptr);
   if (!st.ok()) return fail(st);
   FileStorage model, tokenizer;

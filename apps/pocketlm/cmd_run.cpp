@@ -39,6 +39,8 @@ void add_run_command(CLI::App& app, RunOptions& o) {
   cmd->add_option("--token-log", o.token_log,
                   "write 'prompt: <ids>' and then each next-token id on its own line to this file")
       ->type_name("FILE");
+  cmd->add_option("--kv", o.kv, "KV cache element type: f32 (run.c's, exact; default) or f16 (half the bytes)")
+      ->type_name("f32|f16");
   cmd->add_option("--device", o.device, "device profile: its memory tiers bound the plan (see pocketlm devices)")
       ->type_name(device_choices());
   cmd->add_option("--heap", o.heap,
@@ -124,6 +126,7 @@ int run_run(const RunOptions& o) {
   if (!st.ok()) return fail(st);
   SessionOptions options;
   st = parse_memory_flags(o.seq_len, o.heap, o.device, &options);
+  if (st.ok()) st = parse_kv_flag(o.kv, &options);
   if (!st.ok()) return fail(st);
   HostResources host;
   st = parse_backend_flags(o.kernels, o.threads, &options, &host);

@@ -24,6 +24,7 @@ struct RunOptions {
   std::string token_log;
   std::string heap;
   std::string device;  // empty: the host (one RAM tier of --heap, the model file)
+  std::string kv = "f32";  // KV cache element type: f32 (exact) or f16
   std::string seq_len = "0";
   std::string kernels;
   std::string threads = "1";
@@ -36,6 +37,7 @@ struct PlanOptions {
   std::string tokenizer = "tokenizer.bin";  // as run: the plan is exactly run's arena
   std::string heap;
   std::string device;  // empty: the host (one RAM tier of --heap, the model file)
+  std::string kv = "f32";  // KV cache element type: f32 (exact) or f16
   std::string seq_len = "0";
   std::string kernels;  // the arena depends on the backend (repacked weights, scratch)
   std::string threads = "1";
@@ -75,6 +77,7 @@ struct BenchOptions {
   std::string seq_len = "0";
   std::string heap;
   std::string device;  // empty: the host (one RAM tier of --heap, the model file)
+  std::string kv = "f32";  // KV cache element type: f32 (exact) or f16
   std::string repeats = "5";
   std::string prompt = "Once upon a time";
 };

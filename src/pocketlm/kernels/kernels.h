@@ -25,6 +25,9 @@ struct AttentionArgs {
   // Heads [head_begin, head_end) only (-1: through n_heads), so threads can split them.
   int head_begin = 0;
   int head_end = -1;
+  // An f16 KV cache (--kv f16): these instead of key_cache/value_cache (attention_f16).
+  const std::uint16_t* key_cache16 = nullptr;
+  const std::uint16_t* value_cache16 = nullptr;
 };
 
 // A matmul's input vector in the activation type of the weights (TypeTraits::activation):
@@ -61,6 +64,8 @@ struct Kernels {
   void (*softmax)(float* x, int n);
   // Multi-head attention with grouped KV heads (kv head = h / (n_heads / n_kv_heads)).
   void (*attention)(const AttentionArgs& args);
+  // The same over an f16 KV cache (each value widened exactly to f32, then run.c's order).
+  void (*attention_f16)(const AttentionArgs& args);
   // SwiGLU: hb[i] = silu(hb[i]) * hb2[i].
   void (*swiglu)(float* hb, const float* hb2, int n);
 };

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "pocketlm/kernels/reference.h"
+#include "pocketlm/quant/fp16.h"
 #include "pocketlm/quant/q80.h"
 
 namespace pocketlm {
@@ -99,6 +100,33 @@ void attention(const AttentionArgs& a) {
   }
 }
 
+// attention() with the cache values read from binary16 (exact widening), same order.
+void attention_f16(const AttentionArgs& a) {
+  const int kv_mul = a.n_heads / a.n_kv_heads;
+  const float scale = std::sqrt(static_cast<float>(a.head_size));
+  const int head_end = a.head_end < 0 ? a.n_heads : a.head_end;
+  for (int h = a.head_begin; h < head_end; ++h) {
+    const float* q = a.q + h * a.head_size;
+    float* att = a.att + static_cast<std::size_t>(h) * a.att_stride;
+    const std::size_t kv_off = static_cast<std::size_t>(h / kv_mul) * a.head_size;
+    for (int t = 0; t <= a.pos; ++t) {
+      const std::uint16_t* k = a.key_cache16 + static_cast<std::size_t>(t) * a.kv_dim + kv_off;
+      float score = 0.0f;
+      for (int i = 0; i < a.head_size; ++i) score += q[i] * fp16_to_fp32(k[i]);
+      score /= scale;
+      att[t] = score;
+    }
+    softmax(att, a.pos + 1);
+    float* xb = a.out + h * a.head_size;
+    std::memset(xb, 0, static_cast<std::size_t>(a.head_size) * sizeof(float));
+    for (int t = 0; t <= a.pos; ++t) {
+      const std::uint16_t* v = a.value_cache16 + static_cast<std::size_t>(t) * a.kv_dim + kv_off;
+      const float w = att[t];
+      for (int i = 0; i < a.head_size; ++i) xb[i] += w * fp16_to_fp32(v[i]);
+    }
+  }
+}
+
 void swiglu(float* hb, const float* hb2, int n) {
   for (int i = 0; i < n; ++i) {
     float val = hb[i];
@@ -125,6 +153,7 @@ const Kernels& reference_kernels() {
     k.rmsnorm = rmsnorm;
     k.softmax = softmax;
     k.attention = attention;
+    k.attention_f16 = attention_f16;
     k.swiglu = swiglu;
     return k;
   }();

@@ -17,6 +17,7 @@ void softmax(float* x, int n);
 // forward pass uses instead.
 void rope(float* q, float* k, int dim, int kv_dim, int head_size, int pos);
 void attention(const AttentionArgs& args);
+void attention_f16(const AttentionArgs& args);
 void swiglu(float* hb, const float* hb2, int n);
 
 // The largest float x for which expf(x) is finite (ln(FLT_MAX) rounded down to a float);

@@ -2,10 +2,11 @@
 
 #include "pocketlm/base/checked.h"
 #include "pocketlm/model/rope_table.h"
+#include "pocketlm/quant/fp16.h"
 
 namespace pocketlm {
 
-Status DecoderState::carve(const ModelConfig& c, int seq_len, Arena& arena) {
+Status DecoderState::carve(const ModelConfig& c, int seq_len, KvType kv, Arena& arena) {
   const auto dim = static_cast<std::uint64_t>(c.dim);
   const auto hidden = static_cast<std::uint64_t>(c.hidden_dim);
   const auto seq = static_cast<std::uint64_t>(seq_len);
@@ -13,8 +14,15 @@ Status DecoderState::carve(const ModelConfig& c, int seq_len, Arena& arena) {
   if (!checked_product(&kv_elems, static_cast<std::uint64_t>(c.n_layers), seq, static_cast<std::uint64_t>(c.kv_dim())))
     return Status::error(StatusCode::kOutOfMemory, "kv cache: n_layers %d x seq_len %d x kv_dim %d overflows",
                          c.n_layers, seq_len, c.kv_dim());
-  POCKETLM_TRY(carve_array(arena, region::kKvCache, kv_elems, &key_cache));
-  POCKETLM_TRY(carve_array(arena, region::kKvCache, kv_elems, &value_cache));
+  if (kv == KvType::kF16) {
+    POCKETLM_TRY(carve_array(arena, region::kKvCache, kv_elems, &key_cache16));
+    POCKETLM_TRY(carve_array(arena, region::kKvCache, kv_elems, &value_cache16));
+    POCKETLM_TRY(carve_array(arena, region::kActivations, static_cast<std::uint64_t>(c.kv_dim()), &k_now));
+    POCKETLM_TRY(carve_array(arena, region::kActivations, static_cast<std::uint64_t>(c.kv_dim()), &v_now));
+  } else {
+    POCKETLM_TRY(carve_array(arena, region::kKvCache, kv_elems, &key_cache));
+    POCKETLM_TRY(carve_array(arena, region::kKvCache, kv_elems, &value_cache));
+  }
   POCKETLM_TRY(carve_array(arena, region::kActivations, dim, &x));
   POCKETLM_TRY(carve_array(arena, region::kActivations, dim, &xb));
   POCKETLM_TRY(carve_array(arena, region::kActivations, dim, &xb2));
@@ -83,7 +91,7 @@ struct MatmulJob {
 };
 
 struct AttentionTask {
-  const Kernels* kernels;
+  void (*kernel)(const AttentionArgs&);
   const AttentionArgs* args;
   int heads_per_task;
 };
@@ -150,19 +158,20 @@ void BlockOps::dispatch(const MatmulOp* ops, int count) {
 
 void BlockOps::attention(const AttentionArgs& args) {
   const int workers = parallel_ ? parallel_->workers() : 1;
+  void (*kernel)(const AttentionArgs&) = args.key_cache16 ? k_->attention_f16 : k_->attention;
   if (workers == 1 || args.n_heads == 1) {
-    k_->attention(args);
+    kernel(args);
     return;
   }
   const int per_task = (args.n_heads + workers - 1) / workers;
-  AttentionTask task{k_, &args, per_task};
+  AttentionTask task{kernel, &args, per_task};
   parallel_->run((args.n_heads + per_task - 1) / per_task, [](void* ctx, int i) {
     const auto* t = static_cast<const AttentionTask*>(ctx);
     AttentionArgs part = *t->args;
     part.head_begin = i * t->heads_per_task;
     part.head_end = part.head_begin + t->heads_per_task < part.n_heads ? part.head_begin + t->heads_per_task
                                                                          : part.n_heads;
-    t->kernels->attention(part);
+    t->kernel(part);
   }, &task);
 }
 
@@ -172,14 +181,24 @@ void attention_block(BlockOps& ops, const LayerWeights& w, const ModelConfig& c,
   ops.rmsnorm(s.xb, s.x, w.rms_att.f32(), dim);
   // This position's key and value are written straight into the cache.
   const std::size_t loff = static_cast<std::size_t>(l) * static_cast<std::size_t>(seq_len) * kv_dim;
-  float* k = s.key_cache + loff + static_cast<std::size_t>(pos) * kv_dim;
-  float* v = s.value_cache + loff + static_cast<std::size_t>(pos) * kv_dim;
+  const std::size_t at = loff + static_cast<std::size_t>(pos) * kv_dim;
+  const bool f16 = s.key_cache16 != nullptr;
+  float* k = f16 ? s.k_now : s.key_cache + at;
+  float* v = f16 ? s.v_now : s.value_cache + at;
   const MatmulOp qkv[] = {{s.q, &w.wq}, {k, &w.wk}, {v, &w.wv}};
   ops.matmuls(qkv, 3, s.xb, dim);
   const std::size_t rope_row = static_cast<std::size_t>(pos) * static_cast<std::size_t>(head_size / 2);
   apply_rope(s.q, k, dim, kv_dim, head_size, s.rope_cos + rope_row, s.rope_sin + rope_row);
-  const AttentionArgs args{s.xb, s.att, s.q, s.key_cache + loff, s.value_cache + loff, pos,
-                           c.n_heads, c.n_kv_heads, head_size, kv_dim, seq_len};
+  AttentionArgs args{s.xb, s.att, s.q, f16 ? nullptr : s.key_cache + loff, f16 ? nullptr : s.value_cache + loff, pos,
+                     c.n_heads, c.n_kv_heads, head_size, kv_dim, seq_len};
+  if (f16) {
+    for (int i = 0; i < kv_dim; ++i) {
+      s.key_cache16[at + static_cast<std::size_t>(i)] = fp32_to_fp16(k[i]);
+      s.value_cache16[at + static_cast<std::size_t>(i)] = fp32_to_fp16(v[i]);
+    }
+    args.key_cache16 = s.key_cache16 + loff;
+    args.value_cache16 = s.value_cache16 + loff;
+  }
   ops.attention(args);
   ops.matmul(s.xb2, w.wo, s.xb, dim);
   for (int i = 0; i < dim; ++i) s.x[i] += s.xb2[i];

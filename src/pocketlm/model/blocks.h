@@ -15,6 +15,9 @@
 
 namespace pocketlm {
 
+// The KV cache's element type: f32 (run.c's, exact) or f16 (half the bytes).
+enum class KvType : unsigned char { kF32, kF16 };
+
 // Arena regions of the run state.
 namespace region {
 inline constexpr const char* kKvCache = "kv cache";
@@ -35,12 +38,18 @@ struct DecoderState {
   float* logits = nullptr;  // [vocab_size]
   float* key_cache = nullptr;    // [n_layers * seq_len * kv_dim]
   float* value_cache = nullptr;  // [n_layers * seq_len * kv_dim]
+  // --kv f16: the cache in binary16 (half the bytes, not bit-exact), K and V of the current
+  // position computed into k_now/v_now [kv_dim] and rounded into it.
+  std::uint16_t* key_cache16 = nullptr;
+  std::uint16_t* value_cache16 = nullptr;
+  float* k_now = nullptr;
+  float* v_now = nullptr;
   float* rope_cos = nullptr;     // [seq_len * head_size / 2] (model/rope_table.h)
   float* rope_sin = nullptr;
 
-  // Carves every buffer for `config` at context `seq_len`; fills the RoPE table (no-op on a
-  // measuring arena). Errors: size overflow or arena exhausted (kOutOfMemory).
-  Status carve(const ModelConfig& config, int seq_len, Arena& arena);
+  // Carves every buffer for `config` at context `seq_len` with the cache in `kv`; fills the
+  // RoPE table (no-op on a measuring arena). Errors: size overflow or arena exhausted.
+  Status carve(const ModelConfig& config, int seq_len, KvType kv, Arena& arena);
 };
 
 // One matmul of a forward pass: out[w.rows] = W · x.

@@ -3,12 +3,12 @@
 namespace pocketlm {
 
 Status LlamaModel::carve(const ModelSpec& spec, int seq_len, const Kernels& kernels, const WeightPlacement& placement,
-                         Arena& arena) {
+                         KvType kv, Arena& arena) {
   spec_ = &spec;
   seq_len_ = seq_len;
   ops_.set_source(&weights_);
   POCKETLM_TRY(weights_.carve(spec, placement, kernels, arena));
-  POCKETLM_TRY(state_.carve(spec.config, seq_len, arena));
+  POCKETLM_TRY(state_.carve(spec.config, seq_len, kv, arena));
   return ops_.carve(spec, kernels, arena);
 }
 

@@ -11,7 +11,7 @@ namespace pocketlm {
 
 class LlamaModel final : public Model {
  public:
-  Status carve(const ModelSpec& spec, int seq_len, const Kernels& kernels, const WeightPlacement& placement,
+  Status carve(const ModelSpec& spec, int seq_len, const Kernels& kernels, const WeightPlacement& placement, KvType kv,
                Arena& arena) override;
   Status load(Storage& storage, std::size_t chunk_bytes, ReadQueue* queue) override {
     return weights_.load(storage, chunk_bytes, queue);

@@ -13,6 +13,7 @@
 #include "pocketlm/io/storage.h"
 #include "pocketlm/kernels/kernels.h"
 #include "pocketlm/memory/arena.h"
+#include "pocketlm/model/blocks.h"
 #include "pocketlm/model/weight_placement.h"
 
 namespace pocketlm {
@@ -25,7 +26,7 @@ class Model {
   // activations from `arena`; with a measuring arena only the sizes are recorded. `spec`
   // must outlive the model (a Session owns it).
   virtual Status carve(const ModelSpec& spec, int seq_len, const Kernels& kernels, const WeightPlacement& placement,
-                       Arena& arena) = 0;
+                       KvType kv, Arena& arena) = 0;
   // Reads every resident weight from `storage`, at most `chunk_bytes` per read; weights in
   // storage are read per token through `queue` (null: inline), so `storage` must then outlive
   // the model.

@@ -73,10 +73,10 @@ Session::~Session() {
 }
 
 Status Session::carve_all(const ModelSpec& spec, int seq_len, const Kernels& kernels, const WeightPlacement& placement,
-                          std::uint64_t piece_bytes, std::size_t chunk_bytes, Arena& arena, Model* model,
+                          KvType kv, std::uint64_t piece_bytes, std::size_t chunk_bytes, Arena& arena, Model* model,
                           Tokenizer* tokenizer, Sampler* sampler, unsigned char** chunk) {
   const std::int32_t vocab = spec.config.vocab_size;
-  POCKETLM_TRY(model->carve(spec, seq_len, kernels, placement, arena));
+  POCKETLM_TRY(model->carve(spec, seq_len, kernels, placement, kv, arena));
   POCKETLM_TRY(sampler->carve(vocab, arena));
   POCKETLM_TRY(tokenizer->carve(vocab, piece_bytes, arena));
   void* p = nullptr;
@@ -101,7 +101,7 @@ Status Session::measure(Storage& model, const ModelSpec& spec, const SessionOpti
     POCKETLM_TRY(plan->add_reserved(kProcessRegion, options.reserve_bytes,
                                     "the program itself: code, stacks, libraries (not the arena)"));
   const int seq_len = effective_seq_len(spec, options);
-  POCKETLM_TRY(describe_session_regions(spec, placement, seq_len, chunk, plan));
+  POCKETLM_TRY(describe_session_regions(spec, placement, seq_len, options.kv, chunk, plan));
   Arena measuring;
   measuring.init_measuring(plan);
   ScopedModel m;
@@ -109,7 +109,8 @@ Status Session::measure(Storage& model, const ModelSpec& spec, const SessionOpti
   Tokenizer tok;
   Sampler sampler;
   unsigned char* buffer = nullptr;
-  POCKETLM_TRY(carve_all(spec, seq_len, kernels_of(options), placement, piece_bytes, chunk, measuring, m.get(), &tok,
+  POCKETLM_TRY(carve_all(spec, seq_len, kernels_of(options), placement, options.kv, piece_bytes, chunk, measuring,
+                         m.get(), &tok,
                          &sampler, &buffer));
   POCKETLM_TRY(plan->add(kPaddingRegion, measuring.padding(), ""));
   assign_ram_tiers(plan);
@@ -226,7 +227,8 @@ Status Session::open(Storage& model, Storage& tokenizer, const SessionOptions& o
   model_ = kind->construct(model_memory_);
   unsigned char* buffer = nullptr;
   kernels_ = &kernels_of(options);
-  POCKETLM_TRY(carve_all(spec, seq_len, *kernels_, placement_, piece_bytes, chunk, arena_, model_, &tokenizer_,
+  POCKETLM_TRY(carve_all(spec, seq_len, *kernels_, placement_, options.kv, piece_bytes, chunk, arena_, model_,
+                         &tokenizer_,
                          &sampler_, &buffer));
   // The tokenizer is small and its errors are common: check it before reading the weights.
   POCKETLM_TRY(tokenizer_.load(tokenizer, buffer, chunk));

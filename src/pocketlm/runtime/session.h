@@ -39,6 +39,7 @@ struct SessionOptions {
   ReadQueue* read_queue = nullptr;         // how weights kept in storage are read per token
                                            // (not owned; nullptr = inline reads)
   std::size_t stream_block_bytes = 256 * 1024;  // one streaming buffer
+  KvType kv = KvType::kF32;                // f16 halves the KV cache; f32 is run.c's (exact)
   std::size_t io_chunk_bytes = 64 * 1024;  // largest single read from storage
   std::uint64_t budget_bytes = 0;          // first RAM tier's capacity (--heap); 0 = the device's
   std::uint64_t reserve_bytes = 0;         // of the first RAM tier, not for the arena (the
@@ -124,7 +125,7 @@ class Session {
  private:
   // The carving sequence shared by planning (measuring arena) and building.
   static Status carve_all(const ModelSpec& spec, int seq_len, const Kernels& kernels,
-                          const WeightPlacement& placement, std::uint64_t piece_bytes, std::size_t chunk_bytes,
+                          const WeightPlacement& placement, KvType kv, std::uint64_t piece_bytes, std::size_t chunk_bytes,
                           Arena& arena, Model* model, Tokenizer* tokenizer, Sampler* sampler, unsigned char** chunk);
   // The plan of one placement, measured into *plan.
   static Status measure(Storage& model, const ModelSpec& spec, const SessionOptions& options,

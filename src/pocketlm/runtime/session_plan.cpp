@@ -23,7 +23,7 @@ void type_label(const TensorInfo& t, char* buf, std::size_t cap) {
 
 }  // namespace
 
-Status describe_session_regions(const ModelSpec& spec, const WeightPlacement& placement, int seq_len,
+Status describe_session_regions(const ModelSpec& spec, const WeightPlacement& placement, int seq_len, KvType kv,
                                 std::size_t io_chunk_bytes, MemoryPlan* plan) {
   const ModelConfig& c = spec.config;
   char note[96], emb[32], attn[32], ffn[32];
@@ -69,7 +69,8 @@ Status describe_session_regions(const ModelSpec& spec, const WeightPlacement& pl
     POCKETLM_TRY(plan->add(region::kClassifier, 0,
                            spec.shared_classifier ? "shared with the embedding table" : "wcls [vocab_size, dim], unshared"));
   }
-  format_to(note, sizeof note, "K and V: %d layers x %d tokens x kv_dim %d x f32", c.n_layers, seq_len, c.kv_dim());
+  format_to(note, sizeof note, "K and V: %d layers x %d tokens x kv_dim %d x %s", c.n_layers, seq_len, c.kv_dim(),
+            kv == KvType::kF16 ? "f16 (--kv f16: not bit-exact)" : "f32");
   POCKETLM_TRY(plan->add(region::kKvCache, 0, note));
   bool int8_input = false;
   for (int r = 0; r < kTensorRoleCount; ++r) {

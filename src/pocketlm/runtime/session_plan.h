@@ -7,6 +7,7 @@
 #include "pocketlm/base/status.h"
 #include "pocketlm/format/model_spec.h"
 #include "pocketlm/memory/memory_plan.h"
+#include "pocketlm/model/blocks.h"
 #include "pocketlm/model/weight_placement.h"
 
 namespace pocketlm {
@@ -19,7 +20,7 @@ inline constexpr const char* kStreamedFfnRegion = "streamed ffn";
 // Adds every RAM region with 0 bytes and its note (the measuring arena then fills in the
 // bytes), and the weights `placement` keeps in storage with their bytes (the plan must have a
 // storage tier when it keeps any).
-Status describe_session_regions(const ModelSpec& spec, const WeightPlacement& placement, int seq_len,
+Status describe_session_regions(const ModelSpec& spec, const WeightPlacement& placement, int seq_len, KvType kv,
                                 std::size_t io_chunk_bytes, MemoryPlan* plan);
 
 }  // namespace pocketlm
