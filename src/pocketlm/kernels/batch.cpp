@@ -23,10 +23,14 @@ void matmul_batch(const Kernels& kernels, float* out, std::size_t out_stride, co
     kernels.matmul_batch[type](out, out_stride, w, x, rows);
     return;
   }
+  matmul_batch_tiled(kernels.matmul[type], out, out_stride, w, x, rows);
+}
+
+void matmul_batch_tiled(MatmulFn f, float* out, std::size_t out_stride, const Matrix& w, const ActivationBatch& x,
+                        int rows) {
   // Tile by tile, every token: the tile is read from memory for the first token and from the
   // cache for the others. A tile starts on a multiple of 32 rows, so the kernel computes each
   // row with the same code as over the whole matrix.
-  const MatmulFn f = kernels.matmul[type];
   const int tile = batch_tile_rows(w);
   for (int r0 = 0; r0 < rows; r0 += tile) {
     const Matrix view = rows_from(w, r0);

@@ -22,6 +22,11 @@ inline constexpr std::size_t kBatchTileBytes = 16 * 1024;
 void matmul_batch(const Kernels& kernels, float* out, std::size_t out_stride, const Matrix& w,
                   const ActivationBatch& x, int rows);
 
+// The generic path: `f` over tiles of batch_tile_rows(w) rows, every token inside each tile.
+// For a backend's batched slot to fall back on for layouts it does not handle.
+void matmul_batch_tiled(MatmulFn f, float* out, std::size_t out_stride, const Matrix& w, const ActivationBatch& x,
+                        int rows);
+
 // Rows per tile matmul_batch's generic path uses for `w` (a multiple of 32, at least 32).
 int batch_tile_rows(const Matrix& w);
 
