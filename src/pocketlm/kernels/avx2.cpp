@@ -7,6 +7,8 @@
 //   acc += ((float)isum * w_scale) * x_scale, groups in order. For group sizes that are a
 //   multiple of 32 the weights are interleaved by 8 rows at load (kernels/q80_interleave.h).
 // - attention: scores 8 positions at a time, values 8 dimensions at a time (see below).
+// - batched q8_0 matmul (prefill, kernels/batch.h): per 8-row block, 4 tokens share each weight
+//   load; each token's lanes do exactly the single-token arithmetic.
 // Compiled with -mavx2 only; selected when the CPU reports AVX2 (kernels/registry.cpp).
 #include <immintrin.h>
 
