@@ -37,6 +37,12 @@ void add_bench_command(CLI::App& app, BenchOptions& o) {
       ->type_name(device_choices());
   cmd->add_option("--repeats", o.repeats, "number of generate() runs (default 5)")->type_name("INT");
   cmd->add_option("-i", o.prompt, "prompt (default \"Once upon a time\")")->type_name("TEXT");
+  cmd->add_option("--prompt-tokens", o.prompt_tokens,
+                  "prompt of exactly N tokens: BOS, then -i's tokens repeated (default 0: -i as it encodes)")
+      ->type_name("INT");
+  cmd->add_option("--prefill-batch", o.prefill_batch,
+                  "prompt tokens per prefill pass (default 0: the plan's choice; 1: one at a time, as run.c)")
+      ->type_name("INT");
 }
 
 namespace {
@@ -139,9 +145,12 @@ int run_bench(const BenchOptions& o) {
   if (st.ok()) st = parse_kv_flag(o.kv, &options);
   HostResources host;
   if (st.ok()) st = parse_backend_flags(o.kernels, o.threads, &options, &host);
-  long long steps = 0, repeats = 0;
+  long long steps = 0, repeats = 0, prompt_tokens = 0, prefill_batch = 0;
   if (st.ok()) st = parse_int("-n", o.steps, 0, INT32_MAX, &steps);
   if (st.ok()) st = parse_int("--repeats", o.repeats, 1, 100000, &repeats);
+  if (st.ok()) st = parse_int("--prompt-tokens", o.prompt_tokens, 0, INT32_MAX, &prompt_tokens);
+  if (st.ok()) st = parse_int("--prefill-batch", o.prefill_batch, 0, kMaxPrefillBatch, &prefill_batch);
+  options.prefill_batch = static_cast<int>(prefill_batch);
   if (!st.ok()) return fail(st);
 
   FileStorage model, tokenizer;
@@ -162,12 +171,25 @@ int run_bench(const BenchOptions& o) {
   int n_prompt = 0;
   st = session.encode(o.prompt.c_str(), o.prompt.size(), prompt.data(), prompt.size(), &n_prompt);
   if (!st.ok()) return fail(st);
+  if (prompt_tokens > 0) {
+    // A prompt of exactly N tokens: BOS, then the text's tokens over and over (no BOS inside,
+    // which would end the run).
+    if (prompt_tokens > session.seq_len())
+      return fail(Status::error(StatusCode::kInvalidArgument, "--prompt-tokens: %lld is more than seq_len %d",
+                                prompt_tokens, session.seq_len()));
+    if (n_prompt < 2)
+      return fail(Status::error(StatusCode::kInvalidArgument, "--prompt-tokens: -i encodes to no token after BOS"));
+    const std::vector<std::int32_t> text(prompt.begin() + 1, prompt.begin() + n_prompt);
+    prompt.resize(static_cast<std::size_t>(prompt_tokens));
+    for (std::size_t i = 1; i < prompt.size(); ++i) prompt[i] = text[(i - 1) % text.size()];
+    n_prompt = static_cast<int>(prompt_tokens);
+  }
 
   Timing t;
   t.forced = n_prompt - 1;
   t.decode_ms.reserve(static_cast<std::size_t>(n_steps) * static_cast<std::size_t>(repeats));
   t.first_token_ms.reserve(static_cast<std::size_t>(repeats));
-  std::uint64_t storage_bytes = 0, storage_reads = 0, storage_seeks = 0, passes = 0;
+  std::uint64_t storage_bytes = 0, storage_reads = 0, storage_seeks = 0, passes = 0, prefill_bytes = 0;
   SamplerParams greedy;
   greedy.temperature = 0.0f;
   for (long long r = 0; r < repeats; ++r) {
@@ -178,6 +200,7 @@ int run_bench(const BenchOptions& o) {
     storage_bytes += stats.storage_bytes;
     storage_reads += stats.storage_reads;
     storage_seeks += stats.storage_seeks;
+    prefill_bytes += stats.prefill_storage_bytes;
     passes += static_cast<std::uint64_t>(stats.prefill_passes + stats.decode_passes);
     if (!st.ok()) return fail(st);
   }
@@ -196,8 +219,9 @@ int run_bench(const BenchOptions& o) {
   row("threads", std::to_string(session.threads()));
   row("seq_len / steps", std::to_string(session.seq_len()) + " / " + std::to_string(n_steps) + ", prompt " +
                              std::to_string(n_prompt) + " tokens, " + std::to_string(repeats) + " repeats, greedy");
-  row("prefill tok/s",
-      t.prefill_passes ? fmt("%.1f (%.0f passes)", prefill_tps, t.prefill_passes) : "n/a (no prefill pass)");
+  row("prefill tok/s", t.prefill_passes ? fmt("%.1f (%.0f passes, up to %.0f tokens per weight read)", prefill_tps,
+                                             t.prefill_passes, session.prefill_batch())
+                                       : "n/a (no prefill pass)");
   if (t.decode_ms.empty()) {
     row("decode tok/s", "n/a (no decode pass: the prompt fills -n)");
   } else {
@@ -229,6 +253,12 @@ int run_bench(const BenchOptions& o) {
   row("storage bytes/token", storage_bytes ? fmt("%.0f in %.0f reads, %.0f seeks (weights kept in storage, counted)",
                                                  bytes_per_pass, reads_per_pass, seeks_per_pass)
                                            : "0 (every weight resident)");
+  if (storage_bytes && t.prefill_passes) {
+    const double decode_bytes = static_cast<double>(storage_bytes - prefill_bytes);
+    const double decode_passes = static_cast<double>(passes) - t.prefill_passes;
+    row("storage by phase", fmt("prefill %.0f per prompt token, decode %.0f per token", prefill_bytes / t.prefill_passes,
+                                   decode_passes > 0 ? decode_bytes / decode_passes : 0.0));
+  }
   if (options.device) print_projection(*options.device, session, bytes_per_pass, seeks_per_pass);
   return kExitOk;
 }

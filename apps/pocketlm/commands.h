@@ -80,6 +80,8 @@ struct BenchOptions {
   std::string kv = "f32";  // KV cache element type: f32 (exact) or f16
   std::string repeats = "5";
   std::string prompt = "Once upon a time";
+  std::string prompt_tokens = "0";  // 0: the prompt as -i encodes it
+  std::string prefill_batch = "0";  // 0: the plan's choice
 };
 void add_bench_command(CLI::App& app, BenchOptions& options);
 int run_bench(const BenchOptions& options);

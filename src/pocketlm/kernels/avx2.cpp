@@ -7,11 +7,14 @@
 //   acc += ((float)isum * w_scale) * x_scale, groups in order. For group sizes that are a
 //   multiple of 32 the weights are interleaved by 8 rows at load (kernels/q80_interleave.h).
 // - attention: scores 8 positions at a time, values 8 dimensions at a time (see below).
+// - batched q8_0 matmul (prefill, kernels/batch.h): per 8-row block, 4 tokens share each weight
+//   load; each token's lanes do exactly the single-token arithmetic.
 // Compiled with -mavx2 only; selected when the CPU reports AVX2 (kernels/registry.cpp).
 #include <immintrin.h>
 
 #include <cmath>
 
+#include "pocketlm/kernels/batch.h"
 #include "pocketlm/kernels/reference.h"
 #include "pocketlm/quant/q80.h"
 
@@ -156,6 +159,90 @@ void matmul_q80(float* out, const std::int8_t* xq, const float* xs, const std::i
   }
 }
 
+// One 8-row interleaved block for kT tokens: each weight chunk is loaded and made absolute
+// once and multiplied with every token's activations; each row's int32 sums are folded into
+// the tokens' hadd trees as soon as two rows are done, which keeps the live registers few. Per
+// token and lane the arithmetic of matmul_q80_interleaved: exact int32 group sums, then
+// acc + (isum * w_scale) * x_scale in group order.
+template <int kT>
+void q80_block(float* const* o, const std::int8_t* const* x, const float* const* s, const std::int8_t* wb,
+               const float* sb, int groups, int gs) {
+  __m256 acc[kT];
+  for (int t = 0; t < kT; ++t) acc[t] = _mm256_setzero_ps();
+  const __m256i ones = _mm256_set1_epi16(1);
+  for (int g = 0; g < groups; ++g) {
+    const std::int8_t* wg = wb + static_cast<std::size_t>(g) * kLanes * gs;
+    __m256i pair[kT][4];  // per token: hadd of rows (0,1), (2,3), (4,5), (6,7)
+    for (int k = 0; k < kLanes; k += 2) {
+      __m256i r0[kT], r1[kT];
+      for (int t = 0; t < kT; ++t) r0[t] = r1[t] = _mm256_setzero_si256();
+      for (int j = 0; j < gs; j += 32) {
+        const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wg + static_cast<std::size_t>(k) * gs + j));
+        const __m256i w1 =
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wg + static_cast<std::size_t>(k + 1) * gs + j));
+        const __m256i a0 = _mm256_abs_epi8(w0), a1 = _mm256_abs_epi8(w1);
+        for (int t = 0; t < kT; ++t) {
+          const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[t] + g * gs + j));
+          r0[t] = _mm256_add_epi32(r0[t], _mm256_madd_epi16(_mm256_maddubs_epi16(a0, _mm256_sign_epi8(xv, w0)), ones));
+          r1[t] = _mm256_add_epi32(r1[t], _mm256_madd_epi16(_mm256_maddubs_epi16(a1, _mm256_sign_epi8(xv, w1)), ones));
+        }
+      }
+      for (int t = 0; t < kT; ++t) pair[t][k / 2] = _mm256_hadd_epi32(r0[t], r1[t]);
+    }
+    const __m256 wscale = _mm256_loadu_ps(sb + static_cast<std::size_t>(g) * kLanes);
+    for (int t = 0; t < kT; ++t) {
+      // The rest of sum_lanes_8: lane k = row k's group sum.
+      const __m256i u0 = _mm256_hadd_epi32(pair[t][0], pair[t][1]);
+      const __m256i u1 = _mm256_hadd_epi32(pair[t][2], pair[t][3]);
+      const __m256i isum =
+          _mm256_add_epi32(_mm256_permute2x128_si256(u0, u1, 0x20), _mm256_permute2x128_si256(u0, u1, 0x31));
+      acc[t] = _mm256_add_ps(acc[t], _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(isum), wscale),
+                                                   _mm256_set1_ps(s[t][g])));
+    }
+  }
+  for (int t = 0; t < kT; ++t) _mm256_storeu_ps(o[t], acc[t]);
+}
+
+// Tokens per q80_block call: more share each weight load, fewer keep their sums in registers.
+constexpr int kBatchTokens = 4;
+
+// The batched q8_0 matmul (kernels/batch.h): for each 8-row block, the tokens kBatchTokens at a time
+// (the block, 8 x n bytes, stays in L1 across them). Other layouts take the generic path.
+void matmul_q80_batch(float* out, std::size_t out_stride, const Matrix& w, const ActivationBatch& x, int rows) {
+  const int gs = w.group, n = w.cols;
+  if (w.interleave != kLanes || gs % 32 != 0) {
+    matmul_batch_tiled(matmul_q80_entry<matmul_q80>, out, out_stride, w, x, rows);
+    return;
+  }
+  const int groups = n / gs, full = rows / kLanes * kLanes;
+  const auto* wq = static_cast<const std::int8_t*>(w.values);
+  auto xq = [&](int t) { return static_cast<const std::int8_t*>(x.at(t).values); };
+  auto xs = [&](int t) { return x.scales + static_cast<std::size_t>(t) * x.scale_stride; };
+  auto o = [&](int t, int r) { return out + static_cast<std::size_t>(t) * out_stride + r; };
+  for (int r = 0; r < full; r += kLanes) {
+    const std::int8_t* wb = wq + static_cast<std::size_t>(r) * n;
+    const float* sb = w.scales + static_cast<std::size_t>(r) * groups;
+    int t = 0;
+    for (; t + kBatchTokens <= x.count; t += kBatchTokens) {
+      float* os[kBatchTokens];
+      const std::int8_t* xqs[kBatchTokens];
+      const float* xss[kBatchTokens];
+      for (int i = 0; i < kBatchTokens; ++i) {
+        os[i] = o(t + i, r);
+        xqs[i] = xq(t + i);
+        xss[i] = xs(t + i);
+      }
+      q80_block<kBatchTokens>(os, xqs, xss, wb, sb, groups, gs);
+    }
+    for (; t < x.count; ++t) matmul_q80_interleaved(o(t, r), xq(t), xs(t), wb, sb, n, kLanes, gs);
+  }
+  if (full < rows) {  // the row-major tail, as matmul_q80 computes it
+    for (int t = 0; t < x.count; ++t)
+      reference::matmul_q80(o(t, full), xq(t), xs(t), wq + static_cast<std::size_t>(full) * n,
+                            w.scales + static_cast<std::size_t>(full) * groups, n, rows - full, gs);
+  }
+}
+
 // round-half-away-from-zero (C's roundf) of 8 floats, exactly: v - trunc(v) is exact in
 // float, and a fraction of magnitude >= 0.5 rounds away from zero.
 inline __m256 round_half_away(__m256 v) {
@@ -290,6 +377,7 @@ const Kernels& avx2_kernels() {
     k.interleave[type_index(TensorType::kQ80)] = q80_interleave;
     k.quantize_act[type_index(TensorType::kQ80)] = quantize_q80_entry<quantize_q80>;
     k.attention = attention;
+    k.matmul_batch[type_index(TensorType::kQ80)] = matmul_q80_batch;
     return k;
   }();
   return kAvx2;

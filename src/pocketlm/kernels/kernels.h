@@ -6,6 +6,7 @@
 // Shapes are in elements; matrices are row-major [rows (out), cols (in)] unless interleaved.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "pocketlm/base/status.h"
@@ -44,6 +45,30 @@ struct Activation {
 // out[0..rows) = W[0..rows, :] · x, each row in the reference's summation order. W is a view
 // (quant/matrix.h: rows_from) whose first row starts an interleaved block.
 using MatmulFn = void (*)(float* out, const Matrix& w, const Activation& x, int rows);
+// The input vectors of one batched matmul, one per token, each laid out as an Activation:
+// token t's values start at values + t * value_stride bytes, its scales at
+// scales + t * scale_stride floats.
+struct ActivationBatch {
+  const void* values;
+  const float* scales;  // null for f32
+  int n;
+  int group;
+  int count;                 // tokens
+  std::size_t value_stride;  // bytes between tokens' values
+  std::size_t scale_stride;  // floats between tokens' scales
+
+  Activation at(int t) const {
+    const auto i = static_cast<std::size_t>(t);
+    return Activation{static_cast<const unsigned char*>(values) + i * value_stride,
+                      scales ? scales + i * scale_stride : nullptr, n, group};
+  }
+};
+
+// out[t * out_stride + r] = W[r, :] · x_t for tokens t < x.count and rows r < rows: count
+// independent matmuls that share one read of W, each (token, row) dot product in exactly the
+// order MatmulFn uses. W is a view as for MatmulFn.
+using MatmulBatchFn = void (*)(float* out, std::size_t out_stride, const Matrix& w, const ActivationBatch& x,
+                               int rows);
 // Quantizes activations x[n] (n a multiple of group) to an activation type's values/scales.
 using QuantizeFn = void (*)(const float* x, int n, int group, void* values, float* scales);
 // Rows per interleaved block this backend reads for a type at a group size (1 = row-major).
@@ -68,6 +93,9 @@ struct Kernels {
   void (*attention_f16)(const AttentionArgs& args);
   // SwiGLU: hb[i] = silu(hb[i]) * hb2[i].
   void (*swiglu)(float* hb, const float* hb2, int n);
+  // Batched matmul per weight type (kernels/batch.h); null = matmul_batch() tiles rows and runs
+  // `matmul` per token over each tile.
+  MatmulBatchFn matmul_batch[kTensorTypeCount];
 };
 
 // Rows per interleaved block `kernels` reads for `type` at `group` (1 = row-major).

@@ -24,6 +24,7 @@ inline constexpr const char* kKvCache = "kv cache";
 inline constexpr const char* kActivations = "activations";
 inline constexpr const char* kLogits = "logits";
 inline constexpr const char* kRope = "rope table";
+inline constexpr const char* kPrefill = "prefill batch";
 }  // namespace region
 
 // llama2.c's RunState: the activations of one token and the KV cache, all from the arena.
@@ -58,6 +59,30 @@ struct MatmulOp {
   const Matrix* w;
 };
 
+// The activations of a block of prompt tokens run together (batched prefill, model/prefill.cpp):
+// row t of each buffer belongs to the block's token t. Attention scores are not here: the
+// tokens attend one after another through DecoderState::att.
+struct BatchState {
+  int batch = 0;            // rows (tokens) per block
+  float* x = nullptr;       // [batch * dim]
+  float* xb = nullptr;      // [batch * dim]
+  float* xb2 = nullptr;     // [batch * dim]
+  float* q = nullptr;       // [batch * dim]
+  float* hb = nullptr;      // [batch * hidden_dim]
+  float* hb2 = nullptr;     // [batch * hidden_dim]
+
+  // Carves the buffers of `batch` tokens (batch <= 1: none) in region::kPrefill. Errors: size
+  // overflow or arena exhausted (kOutOfMemory).
+  Status carve(const ModelConfig& config, int batch, Arena& arena);
+};
+
+// One matmul of a batched pass: row t of the output (w.rows values) at out + t * out_stride.
+struct BatchMatmulOp {
+  float* out;
+  std::size_t out_stride;
+  const Matrix* w;
+};
+
 // The kernels, the workers, and the quantized copies of the current input vector.
 class BlockOps {
  public:
@@ -84,9 +109,25 @@ class BlockOps {
   // Rows [r0, r1) of one op (r0 a multiple of the op's interleave), for the workers.
   void matmul_rows(const MatmulOp& op, int r0, int r1) const;
 
+  // Batched prefill (model/prefill.cpp). Carves the quantized inputs of `batch` tokens per
+  // activation type (after carve()); batch <= 1 carves nothing. Errors: arena exhausted.
+  Status carve_batch(const ModelSpec& spec, int batch, Arena& arena);
+  // As matmuls() for `tokens` inputs (token t's x[n] at x + t * x_stride, tokens <= the
+  // carved batch): each input quantized once, each weight block read once for all tokens,
+  // streamed matrices fetched block by block once.
+  void matmuls_batch(const BatchMatmulOp* ops, int count, const float* x, std::size_t x_stride, int n, int tokens);
+  void matmul_batch(float* out, std::size_t out_stride, const Matrix& w, const float* x, std::size_t x_stride, int n,
+                    int tokens) {
+    const BatchMatmulOp op{out, out_stride, &w};
+    matmuls_batch(&op, 1, x, x_stride, n, tokens);
+  }
+  // Rows [r0, r1) of one batched op for every token of the current batch, for the workers.
+  void matmul_batch_rows(const BatchMatmulOp& op, int r0, int r1) const;
+
  private:
   // Runs resident ops (all rows in RAM) over the workers as one job.
   void dispatch(const MatmulOp* ops, int count);
+  void dispatch_batch(const BatchMatmulOp* ops, int count);
 
   const Kernels* k_ = nullptr;
   Parallel* parallel_ = nullptr;
@@ -96,6 +137,9 @@ class BlockOps {
   void* input_values_[kTensorTypeCount] = {};   // the current input in each activation type
   float* input_scales_[kTensorTypeCount] = {};
   Activation input_[kTensorTypeCount] = {};
+  // The current batch of inputs per activation type; for a quantized type its values and
+  // scales point at buffers carved by carve_batch().
+  ActivationBatch batch_input_[kTensorTypeCount] = {};
 };
 
 // x += wo · attention(RoPE(wq · xb), RoPE(wk · xb), wv · xb) with xb = rmsnorm(x), for layer
@@ -104,5 +148,13 @@ void attention_block(BlockOps& ops, const LayerWeights& w, const ModelConfig& c,
                      int pos);
 // x += w2 · (silu(w1 · xb) * (w3 · xb)) with xb = rmsnorm(x). (run.c's FFN block.)
 void ffn_block(BlockOps& ops, const LayerWeights& w, const ModelConfig& c, DecoderState& s);
+
+// attention_block for the `count` tokens of b at positions pos..pos+count-1 (causal: token t
+// attends over 0..pos+t), their keys and values written into the cache; the scores go
+// through s.att one token after another. Per token the arithmetic of attention_block.
+void attention_block_batch(BlockOps& ops, const LayerWeights& w, const ModelConfig& c, int seq_len, DecoderState& s,
+                           BatchState& b, int l, int pos, int count);
+// ffn_block for the `count` tokens of b.
+void ffn_block_batch(BlockOps& ops, const LayerWeights& w, const ModelConfig& c, BatchState& b, int count);
 
 }  // namespace pocketlm

@@ -29,4 +29,22 @@ float* LlamaModel::forward(int token, int pos) {
   return s.logits;
 }
 
+Status LlamaModel::carve_prefill(int batch, Arena& arena) {
+  POCKETLM_TRY(batch_.carve(spec_->config, batch, arena));
+  return ops_.carve_batch(*spec_, batch, arena);
+}
+
+void LlamaModel::forward_batch(const std::int32_t* tokens, int count, int pos) {
+  const ModelConfig& c = spec_->config;
+  WeightSource& w = weights_;
+  for (int t = 0; t < count; ++t) w.embedding_row(tokens[t], batch_.x + static_cast<std::size_t>(t) * c.dim);
+  // The layers only: these tokens' logits are never sampled (the next tokens are the prompt's).
+  w.begin_layers();
+  for (int l = 0; l < c.n_layers; ++l) {
+    const LayerWeights& layer = w.layer(l);
+    attention_block_batch(ops_, layer, c, seq_len_, state_, batch_, l, pos, count);
+    ffn_block_batch(ops_, layer, c, batch_, count);
+  }
+}
+
 }  // namespace pocketlm

@@ -20,6 +20,9 @@ class LlamaModel final : public Model {
   void settle() override { weights_.settle(); }
   void set_parallel(Parallel* parallel) override { ops_.set_parallel(parallel); }
   float* forward(int token, int pos) override;
+  Status carve_prefill(int batch, Arena& arena) override;
+  int prefill_batch() const override { return batch_.batch > 1 ? batch_.batch : 1; }
+  void forward_batch(const std::int32_t* tokens, int count, int pos) override;
 
   const ModelSpec& spec() const override { return *spec_; }
   int seq_len() const override { return seq_len_; }
@@ -31,6 +34,7 @@ class LlamaModel final : public Model {
   PlacedWeights weights_;
   BlockOps ops_;
   DecoderState state_;
+  BatchState batch_;
 };
 
 }  // namespace pocketlm

@@ -41,6 +41,16 @@ class Model {
   // returns the logits [vocab_size], valid until the next call.
   virtual float* forward(int token, int pos) = 0;
 
+  // Batched prefill. Carves the activations of blocks of `batch` prompt tokens (after carve();
+  // batch <= 1: none, prefill_batch() is then 1). Errors: arena exhausted.
+  virtual Status carve_prefill(int batch, Arena& arena) = 0;
+  // Tokens per forward_batch() call at most (1: no batched path).
+  virtual int prefill_batch() const = 0;
+  // Runs tokens[0..count) at positions pos..pos+count-1 (2 <= count <= prefill_batch(),
+  // pos + count <= seq_len, checked by the caller) as one pass over the weights: fills their
+  // keys and values exactly as `count` forward() calls would, and computes no logits.
+  virtual void forward_batch(const std::int32_t* tokens, int count, int pos) = 0;
+
   virtual const ModelSpec& spec() const = 0;
   virtual int seq_len() const = 0;
   // Bytes of weights one forward pass reads (see WeightSource::bytes_per_token).

@@ -37,6 +37,7 @@ class PlacedWeights final : public WeightSource {
 
   void embedding_row(int token, float* out) override;
   void begin_token() override { stream_.begin_token(); }
+  void begin_layers() override { stream_.begin_token(/*classifier=*/false); }
   const LayerWeights& layer(int l) override { return layers_[l]; }
   Matrix stream_rows(const Matrix& m, int r0) override {
     return stream_.rows(*static_cast<const StreamedMatrix*>(m.stream), r0);

@@ -25,6 +25,9 @@ class WeightSource {
   virtual void embedding_row(int token, float* out) = 0;
   // Starts bringing in the token's first streamed weights (after embedding_row).
   virtual void begin_token() {}
+  // As begin_token() for a pass that stops after the last layer (a block of prompt tokens
+  // whose logits nobody reads): nothing of the classifier is read ahead.
+  virtual void begin_layers() { begin_token(); }
   // Layer l's weights (0 <= l < n_layers), valid until the next call of layer().
   virtual const LayerWeights& layer(int l) = 0;
   // For a matrix whose rows stay in storage (Matrix::stream): a view of rows [r0, r0 + k)

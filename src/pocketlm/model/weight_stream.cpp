@@ -76,7 +76,7 @@ WeightStream::Block WeightStream::next_after(Block b) const {
   if (b.r0 + m.block_rows < static_cast<int>(m.info.rows)) return Block{b.matrix, b.r0 + m.block_rows};
   // The token ends with the last matrix: the next token's first block is read when it begins,
   // so every token reads exactly its own bytes.
-  return b.matrix + 1 < count_ ? Block{b.matrix + 1, 0} : Block{};
+  return b.matrix + 1 < end_ ? Block{b.matrix + 1, 0} : Block{};
 }
 
 void WeightStream::submit(Block b, int slot) {
@@ -102,9 +102,12 @@ void WeightStream::submit(Block b, int slot) {
   in_flight_slot_ = slot;
 }
 
-void WeightStream::begin_token() {
+void WeightStream::begin_token(bool classifier) {
   settle();
   completed_ = Block{};
+  end_ = count_;
+  if (!classifier && count_ > 0 && table_[count_ - 1].info.role == TensorRole::kWcls) end_ = count_ - 1;
+  if (end_ == 0) return;
   if (count_ > 0 && status_.ok()) submit(Block{0, 0}, 0);
 }
 

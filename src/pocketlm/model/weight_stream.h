@@ -45,7 +45,9 @@ class WeightStream {
   // Reads go to `storage` through `queue`, at most `chunk_bytes` per Storage::read.
   void bind(Storage* storage, ReadQueue* queue, std::size_t chunk_bytes);
   // Starts reading the first block of the token (called when a token's forward pass begins).
-  void begin_token();
+  // Without `classifier` the pass ends with the last layer: the streamed classifier is not
+  // read ahead (if asked for anyway, it is read then, out of order).
+  void begin_token(bool classifier = true);
   // Rows [r0, r0 + block) of `m` in the backend's layout, valid until the next call; starts
   // the read of the block after it. A failed read or a non-finite weight returns zeros and
   // sets status().
@@ -66,6 +68,7 @@ class WeightStream {
 
   StreamedMatrix* table_ = nullptr;
   int count_ = 0;
+  int end_ = 0;  // matrices this pass reads ahead: count_, or count_ - 1 without the classifier
   unsigned char* raw_values_[2] = {};
   float* raw_scales_[2] = {};
   unsigned char* ready_values_ = nullptr;

@@ -73,10 +73,11 @@ Session::~Session() {
 }
 
 Status Session::carve_all(const ModelSpec& spec, int seq_len, const Kernels& kernels, const WeightPlacement& placement,
-                          KvType kv, std::uint64_t piece_bytes, std::size_t chunk_bytes, Arena& arena, Model* model,
-                          Tokenizer* tokenizer, Sampler* sampler, unsigned char** chunk) {
+                          KvType kv, int prefill_batch, std::uint64_t piece_bytes, std::size_t chunk_bytes,
+                          Arena& arena, Model* model, Tokenizer* tokenizer, Sampler* sampler, unsigned char** chunk) {
   const std::int32_t vocab = spec.config.vocab_size;
   POCKETLM_TRY(model->carve(spec, seq_len, kernels, placement, kv, arena));
+  POCKETLM_TRY(model->carve_prefill(prefill_batch, arena));
   POCKETLM_TRY(sampler->carve(vocab, arena));
   POCKETLM_TRY(tokenizer->carve(vocab, piece_bytes, arena));
   void* p = nullptr;
@@ -86,8 +87,8 @@ Status Session::carve_all(const ModelSpec& spec, int seq_len, const Kernels& ker
 }
 
 Status Session::measure(Storage& model, const ModelSpec& spec, const SessionOptions& options,
-                        const WeightPlacement& placement, std::uint64_t piece_bytes, std::size_t chunk,
-                        MemoryPlan* plan) {
+                        const WeightPlacement& placement, int prefill_batch, std::uint64_t piece_bytes,
+                        std::size_t chunk, MemoryPlan* plan) {
   plan->reset();
   if (options.device) {
     plan_tiers(*options.device, plan);
@@ -101,7 +102,7 @@ Status Session::measure(Storage& model, const ModelSpec& spec, const SessionOpti
     POCKETLM_TRY(plan->add_reserved(kProcessRegion, options.reserve_bytes,
                                     "the program itself: code, stacks, libraries (not the arena)"));
   const int seq_len = effective_seq_len(spec, options);
-  POCKETLM_TRY(describe_session_regions(spec, placement, seq_len, options.kv, chunk, plan));
+  POCKETLM_TRY(describe_session_regions(spec, placement, seq_len, options.kv, prefill_batch, chunk, plan));
   Arena measuring;
   measuring.init_measuring(plan);
   ScopedModel m;
@@ -109,7 +110,8 @@ Status Session::measure(Storage& model, const ModelSpec& spec, const SessionOpti
   Tokenizer tok;
   Sampler sampler;
   unsigned char* buffer = nullptr;
-  POCKETLM_TRY(carve_all(spec, seq_len, kernels_of(options), placement, options.kv, piece_bytes, chunk, measuring,
+  POCKETLM_TRY(carve_all(spec, seq_len, kernels_of(options), placement, options.kv, prefill_batch, piece_bytes, chunk,
+                         measuring,
                          m.get(), &tok,
                          &sampler, &buffer));
   POCKETLM_TRY(plan->add(kPaddingRegion, measuring.padding(), ""));
@@ -120,19 +122,31 @@ Status Session::measure(Storage& model, const ModelSpec& spec, const SessionOpti
 }
 
 Status Session::plan(Storage& model, Storage* tokenizer, const SessionOptions& options, ModelSpec* spec,
-                     MemoryPlan* plan, WeightPlacement* placement) {
+                     MemoryPlan* plan, WeightPlacement* placement, int* prefill_batch) {
   POCKETLM_TRY(read_model_spec(model, spec));
   // Before any size below is taken as a size_t (32-bit hosts: a tensor of 4 GiB or more).
   POCKETLM_TRY(check_tensors_addressable(model.name(), *spec, SIZE_MAX));
   if (options.seq_len < 0 || options.seq_len > spec->config.seq_len)
     return Status::error(StatusCode::kInvalidArgument, "--seq-len: %d is outside [1, %d] (the model's seq_len)",
                          options.seq_len, spec->config.seq_len);
+  if (options.prefill_batch < 0)
+    return Status::error(StatusCode::kInvalidArgument, "prefill batch: %d tokens; 0 (the plan's choice) or more",
+                         options.prefill_batch);
   if (options.io_chunk_bytes == 0)
     return Status::error(StatusCode::kInvalidArgument, "io chunk: 0 bytes; reads need a positive chunk size");
   std::uint64_t piece_bytes = 0;
   std::size_t chunk = options.io_chunk_bytes;
   if (tokenizer) POCKETLM_TRY(tokenizer_sizes(*tokenizer, *spec, options, &piece_bytes, &chunk));
 
+  // A batch the caller fixed is part of every plan; the plan's own choice comes after the
+  // weights are placed, from the memory they leave (weights read once per token matter more
+  // than prefill reading them once per block).
+  const int seq_len = effective_seq_len(*spec, options);
+  // An f16 KV cache is filled one position at a time (the batched blocks write f32 rows).
+  const bool one_at_a_time = options.kv == KvType::kF16;
+  const int fixed_batch = one_at_a_time            ? 1
+                          : options.prefill_batch > 0 ? (options.prefill_batch < seq_len ? options.prefill_batch : seq_len)
+                                                      : 1;
   // For each family (where the table and the classifier live), the fewest streamed layers
   // that fit; then the family whose fit reads the fewest storage bytes per token.
   WeightPlacement families[kMaxPlacementFamilies];
@@ -146,7 +160,7 @@ Status Session::plan(Storage& model, Storage* tokenizer, const SessionOptions& o
       p.streamed_layers = k;
       const std::uint64_t cost = storage_cost(*spec, p).bytes_per_token;
       if (found && cost >= best_cost) break;  // no cheaper fit left in this family
-      POCKETLM_TRY(measure(model, *spec, options, p, piece_bytes, chunk, plan));
+      POCKETLM_TRY(measure(model, *spec, options, p, fixed_batch, piece_bytes, chunk, plan));
       last = p;
       if (!plan->fits()) continue;
       best = p;
@@ -158,8 +172,18 @@ Status Session::plan(Storage& model, Storage* tokenizer, const SessionOptions& o
   }
   // None fits: report the plan that keeps the most in storage (the smallest arena).
   const WeightPlacement chosen = found ? best : last;
-  POCKETLM_TRY(measure(model, *spec, options, chosen, piece_bytes, chunk, plan));
+  int batch = fixed_batch;
+  if (options.prefill_batch == 0 && found && !one_at_a_time) {
+    // The largest power of two that still fits, from kMaxPrefillBatch down.
+    for (batch = kMaxPrefillBatch; batch > 1; batch /= 2) {
+      if (batch > seq_len) continue;
+      POCKETLM_TRY(measure(model, *spec, options, chosen, batch, piece_bytes, chunk, plan));
+      if (plan->fits()) break;
+    }
+  }
+  POCKETLM_TRY(measure(model, *spec, options, chosen, batch, piece_bytes, chunk, plan));
   if (placement) *placement = chosen;
+  if (prefill_batch) *prefill_batch = batch;
   return Status();
 }
 
@@ -170,7 +194,7 @@ Status Session::open(Storage& model, Storage& tokenizer, const SessionOptions& o
   opened_ = true;
   model_reads_.wrap(&model);
   const ModelSpec& spec = spec_;
-  POCKETLM_TRY(plan(model_reads_, &tokenizer, options, &spec_, &plan_, &placement_));
+  POCKETLM_TRY(plan(model_reads_, &tokenizer, options, &spec_, &plan_, &placement_, &prefill_batch_));
   const std::uint64_t need = plan_.total();
   if (!plan_.fits()) {
     // The first RAM tier that overflows (with --heap alone: the one budget).
@@ -227,7 +251,8 @@ Status Session::open(Storage& model, Storage& tokenizer, const SessionOptions& o
   model_ = kind->construct(model_memory_);
   unsigned char* buffer = nullptr;
   kernels_ = &kernels_of(options);
-  POCKETLM_TRY(carve_all(spec, seq_len, *kernels_, placement_, options.kv, piece_bytes, chunk, arena_, model_,
+  POCKETLM_TRY(carve_all(spec, seq_len, *kernels_, placement_, options.kv, prefill_batch_, piece_bytes, chunk, arena_,
+                         model_,
                          &tokenizer_,
                          &sampler_, &buffer));
   // The tokenizer is small and its errors are common: check it before reading the weights.
@@ -274,9 +299,41 @@ Status Session::generate(const std::int32_t* prompt, int n_prompt, int steps, co
   const std::uint64_t seeks_before = model_reads_.seeks();
   const double start = now();
   double last = start, first_pass_end = start;
-  std::int32_t token = prompt[0];
+  int first_passes = 0;  // positions the first forward call ran (a block of prompt tokens, or 1)
   int pos = 0;
-  while (pos < steps) {
+  bool stopped = false;
+  // Prefill: the passes whose next token is forced (pos < n_prompt - 1) go in blocks, with no
+  // logits; the last prompt token's pass, whose logits are sampled, is the loop's below.
+  const int forced_end = n_prompt - 1 < steps ? n_prompt - 1 : steps;
+  const int batch = model_->prefill_batch();
+  while (!stopped && batch > 1 && forced_end - pos >= 2) {
+    const int count = forced_end - pos < batch ? forced_end - pos : batch;
+    const std::uint64_t bytes = model_reads_.bytes();
+    model_->forward_batch(prompt + pos, count, pos);
+    const Status read = model_->status();
+    if (!read.ok()) {
+      model_->settle();
+      return read;
+    }
+    const double t = now();
+    s.prefill_seconds += t - last;
+    s.prefill_storage_bytes += model_reads_.bytes() - bytes;
+    last = t;
+    if (first_passes == 0) {
+      first_pass_end = t;
+      first_passes = count;
+    }
+    // The block's forced tokens, in order, as run.c's loop would report them.
+    for (int i = 0; i < count && !stopped; ++i, ++pos) {
+      const std::int32_t next = prompt[pos + 1];
+      ++s.prefill_passes;
+      const bool keep_going = on_token ? on_token(prompt[pos], next, ctx) : true;
+      stopped = next == bos || !keep_going;
+    }
+  }
+  std::int32_t token = prompt[pos];
+  while (!stopped && pos < steps) {
+    const std::uint64_t bytes = model_reads_.bytes();
     float* logits = model_->forward(token, pos);
     // A read of weights kept in storage failed (the pass computed on zeros): stop.
     const Status read = model_->status();
@@ -296,13 +353,17 @@ Status Session::generate(const std::int32_t* prompt, int n_prompt, int steps, co
     if (forced) {
       ++s.prefill_passes;
       s.prefill_seconds += t - last;
+      s.prefill_storage_bytes += model_reads_.bytes() - bytes;
     } else {
       if (s.decode_passes == 0) s.first_token_seconds = t - start;
       ++s.decode_passes;
       s.decode_seconds += t - last;
     }
     last = t;
-    if (pos == 0) first_pass_end = t;
+    if (first_passes == 0) {
+      first_pass_end = t;
+      first_passes = 1;
+    }
     ++pos;
     const bool keep_going = on_token ? on_token(token, next, ctx) : true;
     if (next == bos || !keep_going) break;
@@ -313,7 +374,8 @@ Status Session::generate(const std::int32_t* prompt, int n_prompt, int steps, co
   s.storage_seeks = model_reads_.seeks() - seeks_before;
   s.storage_bytes = model_reads_.bytes() - bytes_before;
   const double elapsed = last - first_pass_end;
-  s.achieved_tok_per_s = pos > 1 && elapsed > 0 ? (pos - 1) / elapsed : 0.0;
+  // run.c's figure, counting the positions after the first forward call.
+  s.achieved_tok_per_s = pos > first_passes && elapsed > 0 ? (pos - first_passes) / elapsed : 0.0;
   if (stats) *stats = s;
   return Status();
 }

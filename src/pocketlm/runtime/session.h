@@ -25,6 +25,10 @@
 namespace pocketlm {
 
 inline constexpr const char* kIoChunkRegion = "io chunk";
+// Most prompt tokens one batched prefill pass runs (SessionOptions::prefill_batch): each weight
+// byte then serves up to this many tokens; the activations of 64 tokens of a stories15M-shaped
+// model are about 0.7 MiB.
+inline constexpr int kMaxPrefillBatch = 64;
 
 // What the platform lends a session (ports/: posix, a PSP or ESP32 port). The engine itself
 // has no threads, files or clocks.
@@ -45,6 +49,9 @@ struct SessionOptions {
   std::uint64_t reserve_bytes = 0;         // of the first RAM tier, not for the arena (the
                                            // program itself when the budget bounds the process)
   void* arena_buffer = nullptr;            // firmware: use this instead of allocating
+  int prefill_batch = 0;                   // prompt tokens per prefill pass: 0 = the plan's
+                                           // choice (kMaxPrefillBatch, or the most that fits
+                                           // the RAM tiers), 1 = one token at a time as run.c
   std::size_t arena_buffer_bytes = 0;
 };
 
@@ -62,6 +69,7 @@ struct GenerateStats {
   std::uint64_t storage_reads = 0;
   std::uint64_t storage_seeks = 0;  // reads not contiguous with the one before
   std::uint64_t storage_bytes = 0;
+  std::uint64_t prefill_storage_bytes = 0;  // the part of storage_bytes the prefill passes read
   // run.c's "achieved tok/s": (passes - 1) / seconds since the end of the first pass.
   double achieved_tok_per_s = 0.0;
 
@@ -85,8 +93,11 @@ class Session {
   // keeps in storage what costs the fewest bytes read per token (runtime/placement.h) and
   // returns that placement in *placement (when not null). A plan that does not fit even so
   // is returned too (plan->fits() is false). Errors: bad header, seq_len out of range.
+  // The prompt tokens per prefill pass go to *prefill_batch (when not null): the largest
+  // power of two up to kMaxPrefillBatch (and seq_len) whose activations still fit once the
+  // weights are placed, or options.prefill_batch when set.
   static Status plan(Storage& model, Storage* tokenizer, const SessionOptions& options, ModelSpec* spec,
-                     MemoryPlan* plan, WeightPlacement* placement = nullptr);
+                     MemoryPlan* plan, WeightPlacement* placement = nullptr, int* prefill_batch = nullptr);
 
   // Plans, checks the budget (kOutOfMemory with the plan left in plan() when over), then
   // allocates the arena (or checks that the borrowed buffer holds the plan) and loads model and
@@ -100,6 +111,8 @@ class Session {
 
   // run.c's generation loop: feeds prompt[0] at pos 0; while pos < steps the next token is
   // the next prompt token while the prompt lasts, else a sample; BOS as next ends the run.
+  // Prompt tokens whose next token is forced run in blocks of up to prefill_batch() tokens
+  // (one read of the weights per block, no logits); the tokens are those of run.c either way.
   // steps must be in [1, seq_len]; prompt must be non-empty with ids in [0, vocab_size); the
   // session must be open.
   Status generate(const std::int32_t* prompt, int n_prompt, int steps, const SamplerParams& params,
@@ -116,6 +129,8 @@ class Session {
   const Kernels& kernels() const { return *kernels_; }
   int seq_len() const { return model_->seq_len(); }
   int threads() const { return parallel_ ? parallel_->workers() : 1; }
+  // Prompt tokens per batched prefill pass (1: one at a time).
+  int prefill_batch() const { return model_->prefill_batch(); }
   std::uint64_t arena_bytes() const { return arena_.used(); }
   // Reads and bytes taken from the model storage since open() began (header and weights;
   // counted by the storage layer).
@@ -125,17 +140,20 @@ class Session {
  private:
   // The carving sequence shared by planning (measuring arena) and building.
   static Status carve_all(const ModelSpec& spec, int seq_len, const Kernels& kernels,
-                          const WeightPlacement& placement, KvType kv, std::uint64_t piece_bytes, std::size_t chunk_bytes,
-                          Arena& arena, Model* model, Tokenizer* tokenizer, Sampler* sampler, unsigned char** chunk);
+                          const WeightPlacement& placement, KvType kv, int prefill_batch, std::uint64_t piece_bytes,
+                          std::size_t chunk_bytes, Arena& arena, Model* model, Tokenizer* tokenizer, Sampler* sampler,
+                          unsigned char** chunk);
   // The plan of one placement, measured into *plan.
   static Status measure(Storage& model, const ModelSpec& spec, const SessionOptions& options,
-                        const WeightPlacement& placement, std::uint64_t piece_bytes, std::size_t chunk_bytes,
-                        MemoryPlan* plan);
+                        const WeightPlacement& placement, int prefill_batch, std::uint64_t piece_bytes,
+                        std::size_t chunk_bytes, MemoryPlan* plan);
+
 
   Arena arena_;
   ModelSpec spec_;
   MemoryPlan plan_;
   WeightPlacement placement_;
+  int prefill_batch_ = 1;
   alignas(16) unsigned char model_memory_[kModelObjectBytes];  // the model object (model/model_kind.h)
   Model* model_ = nullptr;
   CountingStorage model_reads_;

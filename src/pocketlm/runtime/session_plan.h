@@ -19,8 +19,8 @@ inline constexpr const char* kStreamedFfnRegion = "streamed ffn";
 
 // Adds every RAM region with 0 bytes and its note (the measuring arena then fills in the
 // bytes), and the weights `placement` keeps in storage with their bytes (the plan must have a
-// storage tier when it keeps any).
+// storage tier when it keeps any). prefill_batch > 1 adds the batched prefill's activations.
 Status describe_session_regions(const ModelSpec& spec, const WeightPlacement& placement, int seq_len, KvType kv,
-                                std::size_t io_chunk_bytes, MemoryPlan* plan);
+                                int prefill_batch, std::size_t io_chunk_bytes, MemoryPlan* plan);
 
 }  // namespace pocketlm

@@ -1,0 +1,143 @@
+// A batched matmul (kernels/batch.h) is B single-token matmuls sharing one read of the
+// weights: on every backend, for every token, each output must carry the bits `reference`
+// gives that token alone, on ragged shapes (rows not a multiple of the lanes or of the
+// 32-row tiles, token counts around the kernels' token groups), with strided outputs, and
+// from a view that starts mid-matrix as the worker split makes them.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "pocketlm/kernels/batch.h"
+#include "pocketlm/kernels/kernels.h"
+#include "pocketlm/quant/q80_interleave.h"
+#include "pocketlm/quant/row_interleave.h"
+
+namespace pocketlm {
+namespace {
+
+std::vector<const Kernels*> backends() {
+  std::vector<const Kernels*> out;
+  for (const char* const* name = kernel_names(); *name; ++name)
+    if (const Kernels* k = find_kernels(*name)) out.push_back(k);
+  return out;
+}
+
+std::vector<float> random_floats(std::size_t n, std::mt19937& rng, float scale) {
+  std::uniform_real_distribution<float> dist(-scale, scale);
+  std::vector<float> v(n);
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
+
+// Compares out (token t at t * stride) with want (token t at t * rows), bit for bit.
+void expect_tokens(const std::vector<float>& want, const std::vector<float>& got, int tokens, int rows,
+                   std::size_t stride, const std::string& what) {
+  for (int t = 0; t < tokens; ++t)
+    for (int r = 0; r < rows; ++r) {
+      const float a = want[static_cast<std::size_t>(t) * rows + r], b = got[t * stride + r];
+      if (std::memcmp(&a, &b, sizeof a) != 0) {
+        ADD_FAILURE() << what << ": token " << t << " row " << r << " is " << b << ", one-token reference " << a;
+        return;
+      }
+    }
+}
+
+class BatchedMatmul : public ::testing::TestWithParam<const Kernels*> {
+ protected:
+  const Kernels& ref_ = reference_kernels();
+  const Kernels& k_ = *GetParam();
+  std::mt19937 rng_{12};
+};
+
+constexpr int kTokenCounts[] = {1, 2, 3, 4, 5, 7, 9};
+
+TEST_P(BatchedMatmul, Q80EqualsOneTokenAtATime) {
+  // {rows, cols, group}: the tiles of the generic path hold ~16 KiB of rows, so 600 x 288 and
+  // 100 x 768 span several tiles; 37 and 13 rows end in a ragged tail.
+  const int shapes[][3] = {{1, 32, 32}, {8, 64, 32}, {13, 6, 2}, {37, 96, 32}, {100, 768, 32},
+                           {600, 288, 32}, {41, 288, 96}, {33, 48, 16}, {64, 128, 64}};
+  for (auto [d, n, gs] : shapes) {
+    std::uniform_int_distribution<int> byte(-128, 127);
+    std::vector<std::int8_t> wq(static_cast<std::size_t>(d) * n);
+    for (auto& v : wq) v = static_cast<std::int8_t>(byte(rng_));
+    const auto ws = random_floats(static_cast<std::size_t>(d) * n / gs, rng_, 0.02f);
+    const int il = interleave_of(k_, TensorType::kQ80, gs);
+    auto pq = wq;
+    auto ps = ws;
+    for (int r = 0; r + il <= d && il > 1; r += il)
+      interleave_q80_block(pq.data() + static_cast<std::size_t>(r) * n, ps.data() + static_cast<std::size_t>(r) * n / gs,
+                           wq.data() + static_cast<std::size_t>(r) * n, ws.data() + static_cast<std::size_t>(r) * n / gs,
+                           static_cast<std::size_t>(n), static_cast<std::size_t>(gs), static_cast<std::size_t>(il));
+    const Matrix ref_w{TensorType::kQ80, d, n, wq.data(), ws.data(), gs, 1};
+    const Matrix w{TensorType::kQ80, d, n, pq.data(), ps.data(), gs, il};
+    for (int tokens : kTokenCounts) {
+      // Each token's input quantized on its own, as the forward pass does.
+      const auto x = random_floats(static_cast<std::size_t>(tokens) * n, rng_, 4.0f);
+      std::vector<std::int8_t> xq(x.size());
+      std::vector<float> xs(x.size() / gs);
+      std::vector<float> want(static_cast<std::size_t>(tokens) * d);
+      for (int t = 0; t < tokens; ++t) {
+        const std::size_t o = static_cast<std::size_t>(t) * n;
+        k_.quantize_act[type_index(TensorType::kQ80)](x.data() + o, n, gs, xq.data() + o, xs.data() + o / gs);
+        ref_.matmul[type_index(TensorType::kQ80)](want.data() + static_cast<std::size_t>(t) * d, ref_w,
+                                                   Activation{xq.data() + o, xs.data() + o / gs, n, gs}, d);
+      }
+      const ActivationBatch in{xq.data(), xs.data(), n, gs, tokens, static_cast<std::size_t>(n),
+                               static_cast<std::size_t>(n / gs)};
+      const std::size_t stride = static_cast<std::size_t>(d) + 3;  // outputs need not be packed
+      std::vector<float> got(stride * tokens, -1.0f);
+      matmul_batch(k_, got.data(), stride, w, in, d);
+      const std::string what = std::string(k_.name) + " q80 d=" + std::to_string(d) + " n=" + std::to_string(n) +
+                               " gs=" + std::to_string(gs) + " tokens=" + std::to_string(tokens);
+      expect_tokens(want, got, tokens, d, stride, what);
+      // Rows [32, d) through a view, as a worker computes its share.
+      if (d > 32) {
+        std::vector<float> part(stride * tokens, -1.0f);
+        matmul_batch(k_, part.data() + 32, stride, rows_from(w, 32), in, d - 32);
+        for (int t = 0; t < tokens; ++t)
+          for (int r = 32; r < d; ++r)
+            ASSERT_EQ(std::memcmp(&part[t * stride + r], &got[t * stride + r], sizeof(float)), 0) << what << " view";
+      }
+    }
+  }
+}
+
+TEST_P(BatchedMatmul, F32EqualsOneTokenAtATime) {
+  const int shapes[][2] = {{1, 1}, {9, 17}, {33, 64}, {100, 289}, {770, 64}, {40, 1}};
+  for (auto [d, n] : shapes) {
+    const auto w = random_floats(static_cast<std::size_t>(d) * n, rng_, 1.0f);
+    const int il = interleave_of(k_, TensorType::kF32, 0);
+    std::vector<float> packed(w.size());
+    for (int r = 0; r < d; ++r)
+      for (int j = 0; j < n; ++j)
+        packed[interleaved_index(static_cast<std::size_t>(r), static_cast<std::size_t>(j), static_cast<std::size_t>(n),
+                                 static_cast<std::size_t>(d), static_cast<std::size_t>(il))] =
+            w[static_cast<std::size_t>(r) * n + j];
+    const Matrix ref_w{TensorType::kF32, d, n, w.data(), nullptr, 0, 1};
+    const Matrix pw{TensorType::kF32, d, n, packed.data(), nullptr, 0, il};
+    for (int tokens : kTokenCounts) {
+      const auto x = random_floats(static_cast<std::size_t>(tokens) * n, rng_, 3.0f);
+      std::vector<float> want(static_cast<std::size_t>(tokens) * d);
+      for (int t = 0; t < tokens; ++t)
+        ref_.matmul[type_index(TensorType::kF32)](want.data() + static_cast<std::size_t>(t) * d, ref_w,
+                                                   Activation{x.data() + static_cast<std::size_t>(t) * n, nullptr, n, 0},
+                                                   d);
+      const ActivationBatch in{x.data(), nullptr, n, 0, tokens, static_cast<std::size_t>(n) * sizeof(float), 0};
+      const std::size_t stride = static_cast<std::size_t>(d) + 1;
+      std::vector<float> got(stride * tokens, -1.0f);
+      matmul_batch(k_, got.data(), stride, pw, in, d);
+      expect_tokens(want, got, tokens, d, stride,
+                    std::string(k_.name) + " f32 d=" + std::to_string(d) + " n=" + std::to_string(n) + " tokens=" +
+                        std::to_string(tokens));
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, BatchedMatmul, ::testing::ValuesIn(backends()),
+                         [](const ::testing::TestParamInfo<const Kernels*>& info) { return std::string(info.param->name); });
+
+}  // namespace
+}  // namespace pocketlm
