@@ -44,10 +44,11 @@ bool logits_finite(const float* logits, int n) {
   return s0 + s1 + s2 + s3 == 0.0f;
 }
 
-// A model object of `spec`'s kind in `memory`, destroyed when this goes out of scope.
+// A model object of `spec`'s kind in `memory` (kModelObjectBytes), destroyed when this goes
+// out of scope.
 class ScopedModel {
  public:
-  ScopedModel() = default;
+  explicit ScopedModel(void* memory) : memory_(memory) {}
   ~ScopedModel() {
     if (model_) model_->~Model();
   }
@@ -62,7 +63,7 @@ class ScopedModel {
   Model* get() { return model_; }
 
  private:
-  alignas(16) unsigned char memory_[kModelObjectBytes];
+  void* memory_;
   Model* model_ = nullptr;
 };
 
@@ -88,7 +89,7 @@ Status Session::carve_all(const ModelSpec& spec, int seq_len, const Kernels& ker
 
 Status Session::measure(Storage& model, const ModelSpec& spec, const SessionOptions& options,
                         const WeightPlacement& placement, int prefill_batch, std::uint64_t piece_bytes,
-                        std::size_t chunk, MemoryPlan* plan) {
+                        std::size_t chunk, void* model_memory, MemoryPlan* plan) {
   plan->reset();
   if (options.device) {
     plan_tiers(*options.device, plan);
@@ -105,7 +106,7 @@ Status Session::measure(Storage& model, const ModelSpec& spec, const SessionOpti
   POCKETLM_TRY(describe_session_regions(spec, placement, seq_len, options.kv, prefill_batch, chunk, plan));
   Arena measuring;
   measuring.init_measuring(plan);
-  ScopedModel m;
+  ScopedModel m(model_memory);
   POCKETLM_TRY(m.construct(model.name(), spec));
   Tokenizer tok;
   Sampler sampler;
@@ -123,6 +124,12 @@ Status Session::measure(Storage& model, const ModelSpec& spec, const SessionOpti
 
 Status Session::plan(Storage& model, Storage* tokenizer, const SessionOptions& options, ModelSpec* spec,
                      MemoryPlan* plan, WeightPlacement* placement, int* prefill_batch) {
+  alignas(16) unsigned char model_memory[kModelObjectBytes];
+  return plan_in(model, tokenizer, options, spec, plan, placement, prefill_batch, model_memory);
+}
+
+Status Session::plan_in(Storage& model, Storage* tokenizer, const SessionOptions& options, ModelSpec* spec,
+                        MemoryPlan* plan, WeightPlacement* placement, int* prefill_batch, void* model_memory) {
   POCKETLM_TRY(read_model_spec(model, spec));
   // Before any size below is taken as a size_t (32-bit hosts: a tensor of 4 GiB or more).
   POCKETLM_TRY(check_tensors_addressable(model.name(), *spec, SIZE_MAX));
@@ -160,7 +167,7 @@ Status Session::plan(Storage& model, Storage* tokenizer, const SessionOptions& o
       p.streamed_layers = k;
       const std::uint64_t cost = storage_cost(*spec, p).bytes_per_token;
       if (found && cost >= best_cost) break;  // no cheaper fit left in this family
-      POCKETLM_TRY(measure(model, *spec, options, p, fixed_batch, piece_bytes, chunk, plan));
+      POCKETLM_TRY(measure(model, *spec, options, p, fixed_batch, piece_bytes, chunk, model_memory, plan));
       last = p;
       if (!plan->fits()) continue;
       best = p;
@@ -177,11 +184,11 @@ Status Session::plan(Storage& model, Storage* tokenizer, const SessionOptions& o
     // The largest power of two that still fits, from kMaxPrefillBatch down.
     for (batch = kMaxPrefillBatch; batch > 1; batch /= 2) {
       if (batch > seq_len) continue;
-      POCKETLM_TRY(measure(model, *spec, options, chosen, batch, piece_bytes, chunk, plan));
+      POCKETLM_TRY(measure(model, *spec, options, chosen, batch, piece_bytes, chunk, model_memory, plan));
       if (plan->fits()) break;
     }
   }
-  POCKETLM_TRY(measure(model, *spec, options, chosen, batch, piece_bytes, chunk, plan));
+  POCKETLM_TRY(measure(model, *spec, options, chosen, batch, piece_bytes, chunk, model_memory, plan));
   if (placement) *placement = chosen;
   if (prefill_batch) *prefill_batch = batch;
   return Status();
@@ -194,7 +201,8 @@ Status Session::open(Storage& model, Storage& tokenizer, const SessionOptions& o
   opened_ = true;
   model_reads_.wrap(&model);
   const ModelSpec& spec = spec_;
-  POCKETLM_TRY(plan(model_reads_, &tokenizer, options, &spec_, &plan_, &placement_, &prefill_batch_));
+  // The model object's own memory serves the measuring carves: no second object on the stack.
+  POCKETLM_TRY(plan_in(model_reads_, &tokenizer, options, &spec_, &plan_, &placement_, &prefill_batch_, model_memory_));
   const std::uint64_t need = plan_.total();
   if (!plan_.fits()) {
     // The first RAM tier that overflows (with --heap alone: the one budget).

@@ -146,7 +146,10 @@ class Session {
   // The plan of one placement, measured into *plan.
   static Status measure(Storage& model, const ModelSpec& spec, const SessionOptions& options,
                         const WeightPlacement& placement, int prefill_batch, std::uint64_t piece_bytes,
-                        std::size_t chunk_bytes, MemoryPlan* plan);
+                        std::size_t chunk_bytes, void* model_memory, MemoryPlan* plan);
+  // plan() with the measuring model object in `model_memory` (kModelObjectBytes, 16-aligned).
+  static Status plan_in(Storage& model, Storage* tokenizer, const SessionOptions& options, ModelSpec* spec,
+                        MemoryPlan* plan, WeightPlacement* placement, int* prefill_batch, void* model_memory);
 
 
   Arena arena_;

@@ -50,6 +50,7 @@ int main() {
   pocketlm::SessionOptions options;
   options.arena_buffer = g_arena;
   options.arena_buffer_bytes = sizeof g_arena;
+  options.budget_bytes = sizeof g_arena;  // the plan fits the buffer (prefill batch, streaming)
   pocketlm::Status st = g_session.open(model, tokenizer, options);
   if (!st.ok()) {
     std::printf("error: %s\n", st.message());
