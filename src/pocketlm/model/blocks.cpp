@@ -45,8 +45,12 @@ Status BlockOps::carve(const ModelSpec& spec, const Kernels& kernels, Arena& are
     const int group = block_elements(act, t.group);
     if (group_[a] == 0) {
       group_[a] = group;
-      std::uint64_t values = 0, scales = 0;
-      if (!type_bytes(act, widest, group, &values, &scales))
+      std::uint64_t values = 0, scales = 0, padded = 0;
+      // Room for the widest input rounded up to whole blocks: with ggml's fixed blocks of 32,
+      // hidden_dim need not be a multiple of the block when its matrix (w2) is of another type.
+      const std::uint64_t g = group > 0 ? static_cast<std::uint64_t>(group) : 1;
+      if (group <= 0 || !checked_add(widest, (g - widest % g) % g, &padded) ||
+          !type_bytes(act, padded, group, &values, &scales))
         return Status::error(StatusCode::kBadFormat, "tensor %s: group size %d does not divide %llu",
                              role_name(t.role), group, static_cast<unsigned long long>(widest));
       unsigned char* v = nullptr;
