@@ -22,7 +22,7 @@ namespace pocketlm::cli {
 void add_bench_command(CLI::App& app, BenchOptions& o) {
   CLI::App* cmd = app.add_subcommand("bench", "measure prefill/decode speed, ms per token and weight bandwidth");
   cmd->add_option("model", o.model, "checkpoint: llama2.c v0/v1 fp32 or v2 q80 .bin")->required()->type_name("FILE");
-  cmd->add_option("-z", o.tokenizer, "tokenizer.bin path (default tokenizer.bin)")->type_name("FILE");
+  cmd->add_option("-z", o.tokenizer, kTokenizerHelp)->type_name("FILE");
   cmd->add_option("--kernels", o.kernels, "kernel backend (default: the fastest one this CPU has)")
       ->type_name(kernel_choices());
   cmd->add_option("--threads", o.threads, "worker threads (default 1)")->type_name("INT");
@@ -106,9 +106,11 @@ int run_bench(const BenchOptions& o) {
   if (st.ok()) st = parse_int("--repeats", o.repeats, 1, 100000, &repeats);
   if (!st.ok()) return fail(st);
 
-  FileStorage model, tokenizer;
+  FileStorage model, tokenizer_file;
+  Storage* tokenizer = nullptr;
+  std::string tokenizer_label;
   st = model.open(o.model.c_str(), "model");
-  if (st.ok()) st = tokenizer.open(o.tokenizer.c_str(), "tokenizer");
+  if (st.ok()) st = open_tokenizer(o.tokenizer, o.model, &tokenizer_file, &tokenizer, &tokenizer_label);
   if (!st.ok()) return fail(st);
   Session session;
   st = session.open(model, tokenizer, options);

@@ -12,7 +12,7 @@ namespace pocketlm::cli {
 
 struct RunOptions {
   std::string model;
-  std::string tokenizer = "tokenizer.bin";  // run.c's default
+  std::string tokenizer;  // empty: the model's own (GGUF), else run.c's default tokenizer.bin
   std::string temperature = "1.0";
   std::string topp = "0.9";
   std::string seed = "0";  // 0: seed from the clock, as run.c
@@ -32,7 +32,7 @@ int run_run(const RunOptions& options);
 
 struct PlanOptions {
   std::string model;
-  std::string tokenizer = "tokenizer.bin";  // as run: the plan is exactly run's arena
+  std::string tokenizer;  // as run: the plan is exactly run's arena
   std::string heap;
   std::string seq_len = "0";
   std::string kernels;  // the arena depends on the backend (repacked weights, scratch)
@@ -57,7 +57,9 @@ int run_synth(const SynthOptions& options);
 
 struct ConvertOptions {
   std::string input;
-  std::string to;          // only "q80"
+  std::string to;          // "q80" or "gguf"
+  std::string type;        // gguf: f32 (default), f16, q8_0, q4_0
+  std::string tokenizer;   // gguf: tokenizer.bin to embed
   std::string group_size;  // empty: chosen from dim and hidden_dim
   std::string output;
 };
@@ -66,7 +68,7 @@ int run_convert(const ConvertOptions& options);
 
 struct BenchOptions {
   std::string model;
-  std::string tokenizer = "tokenizer.bin";  // as run
+  std::string tokenizer;  // as run
   std::string kernels;
   std::string threads = "1";
   std::string steps = "256";
