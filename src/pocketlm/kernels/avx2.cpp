@@ -7,12 +7,23 @@
 //   acc += ((float)isum * w_scale) * x_scale, groups in order. For group sizes that are a
 //   multiple of 32 the weights are interleaved by 8 rows at load (kernels/q80_interleave.h).
 // - attention: scores 8 positions at a time, values 8 dimensions at a time (see below).
-// Compiled with -mavx2 only; selected when the CPU reports AVX2 (kernels/registry.cpp).
+// - Q4_0 and Q8_0 (ggml blocks, Q8_0 activations): weights interleaved by 8 rows with 4 bytes of
+//   a row per 32-bit lane (quant/block_interleave.h), so that byte multiply-adds against 4
+//   activation bytes broadcast to every lane leave each row's int32 block sum in its own lane:
+//   the sums are exact in any order, and each lane then does the reference's
+//   acc = acc + (float)isum * (d_w * d_x), blocks in order. Q4_0 multiplies the unsigned
+//   nibbles (q + 8) and subtracts 8 * (the block's activation sum) afterwards, in integers.
+// Compiled with -mavx2 -mf16c (fp16 scales); selected when the CPU reports both
+// (kernels/registry.cpp).
 #include <immintrin.h>
 
 #include <cmath>
+#include <cstring>
 
 #include "pocketlm/kernels/reference.h"
+#include "pocketlm/quant/fp16.h"
+#include "pocketlm/quant/q4_0.h"
+#include "pocketlm/quant/q8_0.h"
 #include "pocketlm/quant/q80.h"
 
 namespace pocketlm {
@@ -278,6 +289,123 @@ void attention(const AttentionArgs& a) {
   }
 }
 
+
+// ---- GGUF block types ----
+
+// Activations to Q8_0 blocks, exactly as quantize_q8_0 (quant/q8_0.h): amax, d = amax / 127,
+// id = d ? 1 / d : 0, q = roundf(x * id) with NaN -> 0 and clamped to [-127, 127] in float
+// before the conversion (a huge or infinite x * id then gives +-127, as clamp_q80 does).
+void quantize_q8_0_act(const float* x, int n, int, void* values, float*) {
+  const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  auto* block = static_cast<unsigned char*>(values);
+  for (int b = 0; b < n / kQ8_0Block; ++b, block += kQ8_0BlockBytes) {
+    const float* xb = x + b * kQ8_0Block;
+    __m256 m = _mm256_setzero_ps();
+    for (int i = 0; i < kQ8_0Block; i += kLanes) m = _mm256_max_ps(_mm256_and_ps(_mm256_loadu_ps(xb + i), abs_mask), m);
+    float lanes[kLanes];
+    _mm256_storeu_ps(lanes, m);
+    float amax = 0.0f;
+    for (float v : lanes) amax = v > amax ? v : amax;
+    const float d = amax / 127.0f;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    store_fp16(block, fp32_to_fp16(d));
+    const __m256 idv = _mm256_set1_ps(id);
+    std::int32_t ints[kQ8_0Block];
+    for (int i = 0; i < kQ8_0Block; i += kLanes) {
+      __m256 r = round_half_away(_mm256_mul_ps(_mm256_loadu_ps(xb + i), idv));
+      r = _mm256_and_ps(r, _mm256_cmp_ps(r, r, _CMP_ORD_Q));  // NaN -> 0
+      r = _mm256_min_ps(_mm256_max_ps(r, _mm256_set1_ps(-127.0f)), _mm256_set1_ps(127.0f));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(ints + i), _mm256_cvttps_epi32(r));
+    }
+    auto* q = reinterpret_cast<std::int8_t*>(block + 2);
+    for (int i = 0; i < kQ8_0Block; ++i) q[i] = static_cast<std::int8_t>(ints[i]);
+  }
+}
+
+// Blocks handled per pass over the rows: their activation scales and sums are computed once.
+constexpr int kBlockChunk = 64;
+
+inline std::int32_t load_i32(const void* p) {
+  std::int32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+// Rows [0, full) of an 8-row interleaved Q4_0 or Q8_0 matrix. Blocks go in chunks of
+// kBlockChunk; a later chunk continues each row's accumulator from out[] (a float round trip,
+// exact).
+template <bool kQ4>
+void matmul_ggml_rows(float* out, const unsigned char* w, const unsigned char* xb, int n, int full) {
+  constexpr std::size_t kBs = kQ4 ? kQ4_0BlockBytes : kQ8_0BlockBytes;
+  const int nb = n / 32;
+  const std::size_t row_bytes = static_cast<std::size_t>(nb) * kBs;
+  const __m256i low4 = _mm256_set1_epi8(0x0F);
+  const __m256i ones16 = _mm256_set1_epi16(1);
+  float dx[kBlockChunk];
+  std::int32_t xsum8[kBlockChunk];
+  for (int b0 = 0; b0 < nb; b0 += kBlockChunk) {
+    const int b1 = nb - b0 < kBlockChunk ? nb : b0 + kBlockChunk;
+    for (int b = b0; b < b1; ++b) {
+      const unsigned char* xblk = xb + static_cast<std::size_t>(b) * kQ8_0BlockBytes;
+      dx[b - b0] = fp16_to_fp32(load_fp16(xblk));
+      std::int32_t s = 0;
+      for (int i = 0; i < 32; ++i) s += static_cast<std::int8_t>(xblk[2 + i]);
+      xsum8[b - b0] = 8 * s;
+    }
+    for (int r = 0; r < full; r += kLanes) {
+      const unsigned char* base = w + static_cast<std::size_t>(r) * row_bytes;
+      __m256 acc = b0 == 0 ? _mm256_setzero_ps() : _mm256_loadu_ps(out + r);
+      for (int b = b0; b < b1; ++b) {
+        const unsigned char* chunk = base + static_cast<std::size_t>(b) * kLanes * kBs;
+        const unsigned char* q = chunk + 2 * kLanes;
+        const std::int8_t* xq = reinterpret_cast<const std::int8_t*>(xb + static_cast<std::size_t>(b) * kQ8_0BlockBytes + 2);
+        __m256i isum;
+        if constexpr (kQ4) {
+          // 4 groups of 32 bytes: lane k = 4 bytes of row k = weights 4t..4t+3 (low nibbles)
+          // and 16+4t..16+4t+3 (high nibbles). Each int16 lane sums at most 8 products of a
+          // nibble (<= 15) and an activation (|x| <= 127): |sum| <= 30480, no overflow.
+          __m256i s16 = _mm256_setzero_si256();
+          for (int t = 0; t < 4; ++t) {
+            const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 32 * t));
+            const __m256i lo = _mm256_and_si256(v, low4);
+            const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
+            s16 = _mm256_add_epi16(s16, _mm256_maddubs_epi16(lo, _mm256_set1_epi32(load_i32(xq + 4 * t))));
+            s16 = _mm256_add_epi16(s16, _mm256_maddubs_epi16(hi, _mm256_set1_epi32(load_i32(xq + 16 + 4 * t))));
+          }
+          isum = _mm256_sub_epi32(_mm256_madd_epi16(s16, ones16), _mm256_set1_epi32(xsum8[b - b0]));
+        } else {
+          // 8 groups of 32 bytes: lane k = 4 signed bytes of row k. |w| * (x * sign(w)) as in
+          // the q80 kernel: exact for every int8 w with |x| <= 127.
+          isum = _mm256_setzero_si256();
+          for (int t = 0; t < 8; ++t) {
+            const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 32 * t));
+            const __m256i xv = _mm256_set1_epi32(load_i32(xq + 4 * t));
+            const __m256i p = _mm256_maddubs_epi16(_mm256_abs_epi8(v), _mm256_sign_epi8(xv, v));
+            isum = _mm256_add_epi32(isum, _mm256_madd_epi16(p, ones16));
+          }
+        }
+        const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(chunk)));
+        const __m256 scale = _mm256_mul_ps(dw, _mm256_set1_ps(dx[b - b0]));
+        acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_cvtepi32_ps(isum), scale));
+      }
+      _mm256_storeu_ps(out + r, acc);
+    }
+  }
+}
+
+template <bool kQ4>
+void matmul_ggml(float* out, const Matrix& w, const Activation& x, int rows) {
+  const int full = w.interleave == kLanes ? rows / kLanes * kLanes : 0;
+  const auto* xb = static_cast<const unsigned char*>(x.values);
+  matmul_ggml_rows<kQ4>(out, static_cast<const unsigned char*>(w.values), xb, w.cols, full);
+  if (full < rows) {
+    if constexpr (kQ4)
+      reference::matmul_q4_0(out + full, rows_from(w, full), x, rows - full);
+    else
+      reference::matmul_q8_0(out + full, rows_from(w, full), x, rows - full);
+  }
+}
+
 }  // namespace
 
 const Kernels& avx2_kernels() {
@@ -290,6 +418,11 @@ const Kernels& avx2_kernels() {
     k.interleave[type_index(TensorType::kQ80)] = q80_interleave;
     k.quantize_act[type_index(TensorType::kQ80)] = quantize_q80_entry<quantize_q80>;
     k.attention = attention;
+    k.matmul[type_index(TensorType::kQ8_0)] = matmul_ggml<false>;
+    k.matmul[type_index(TensorType::kQ4_0)] = matmul_ggml<true>;
+    k.interleave[type_index(TensorType::kQ8_0)] = fixed_interleave<kLanes>;
+    k.interleave[type_index(TensorType::kQ4_0)] = fixed_interleave<kLanes>;
+    k.quantize_act[type_index(TensorType::kQ8_0)] = quantize_q8_0_act;
     return k;
   }();
   return kAvx2;

@@ -18,7 +18,8 @@ namespace {
 
 [[maybe_unused]] bool cpu_has_avx2() {  // unused where no x86 backend is compiled
 #if defined(POCKETLM_HAVE_AVX2)
-  return __builtin_cpu_supports("avx2");
+  // The avx2 backend also converts fp16 block scales with F16C (every AVX2 CPU has it).
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
 #else
   return false;
 #endif

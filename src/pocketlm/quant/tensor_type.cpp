@@ -77,10 +77,7 @@ void ggml_row(const void* values, const float*, std::size_t r, std::size_t n, st
               std::size_t il, float* out) {
   unsigned char block[kBlockBytes];
   for (std::size_t g = 0; g < n / 32; ++g) {
-    const unsigned char *scale = nullptr, *q = nullptr;
-    ggml_block_at(static_cast<const unsigned char*>(values), r, g, n, d, kBlockBytes, il, &scale, &q);
-    std::memcpy(block, scale, 2);
-    std::memcpy(block + 2, q, kBlockBytes - 2);
+    copy_ggml_block(static_cast<const unsigned char*>(values), r, g, n, d, kBlockBytes, il, block);
     Dequantize(block, 32, out + g * 32);
   }
 }
