@@ -19,12 +19,14 @@ int run_cli(int argc, char** argv) {
   SynthOptions synth;
   ConvertOptions convert;
   BenchOptions bench;
+  EvalOptions eval;
   add_run_command(app, run);
   add_plan_command(app, plan);
   add_inspect_command(app, inspect);
   add_synth_command(app, synth);
   add_convert_command(app, convert);
   add_bench_command(app, bench);
+  add_eval_command(app, eval);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -58,6 +60,7 @@ int run_cli(int argc, char** argv) {
   if (app.got_subcommand("synth")) return run_synth(synth);
   if (app.got_subcommand("convert")) return run_convert(convert);
   if (app.got_subcommand("bench")) return run_bench(bench);
+  if (app.got_subcommand("eval")) return run_eval(eval);
   return fail("no command given (see pocketlm --help)");
 }
 

@@ -80,6 +80,22 @@ struct BenchOptions {
 void add_bench_command(CLI::App& app, BenchOptions& options);
 int run_bench(const BenchOptions& options);
 
+struct EvalOptions {
+  std::string model;
+  std::string text;
+  std::string tokenizer;  // as run
+  std::string against;
+  std::string split = "heldout";
+  std::string split_seed;
+  std::string stories;
+  std::string seq_len = "0";
+  std::string stride;
+  std::string kernels;
+  std::string threads = "1";
+};
+void add_eval_command(CLI::App& app, EvalOptions& options);
+int run_eval(const EvalOptions& options);
+
 // Parses argv and runs the chosen command; returns the process exit code.
 int run_cli(int argc, char** argv);
 
