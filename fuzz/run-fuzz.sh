@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 build=$(cd "${1:?usage: fuzz/run-fuzz.sh BUILD_DIR SECONDS}" && pwd)
 seconds=${2:?usage: fuzz/run-fuzz.sh BUILD_DIR SECONDS}
 mode=${3:-explore}
-declare -A smoke_runs=([checkpoint]=2000 [gguf]=4000 [tokenizer_load]=120000 [encode]=20000 [decode_stream]=100000
+declare -A smoke_runs=([checkpoint]=2000 [gguf]=60000 [tokenizer_load]=120000 [encode]=20000 [decode_stream]=100000
                        [utf16]=3000000 [byte_size]=5000000 [cli]=15000)
 targets=(checkpoint gguf tokenizer_load encode decode_stream utf16 byte_size cli)
 if [[ $mode == smoke ]]; then  # only the fixed seeds, made afresh
