@@ -47,6 +47,10 @@ namespace {
 using namespace gguf;
 
 constexpr std::size_t kBufferBytes = 256;
+constexpr int kIntMax = 2147483647;  // INT32_MAX is a long on some targets (arm-none-eabi); messages print %d
+// The passes below run one after another from read_gguf_spec; each keeps its own frame (the
+// metadata, the per-role table, the layer bitmap) so that no frame is large on a small stack.
+#define POCKETLM_FRAME __attribute__((noinline))
 constexpr std::size_t kKeyCap = 64;    // every key pocketlm reads is shorter
 constexpr std::size_t kNameCap = 64;   // every tensor name pocketlm reads is shorter
 constexpr std::size_t kShortCap = 16;  // architecture, tokenizer model, rope scaling type
@@ -219,7 +223,7 @@ Status read_short_string(Parser& p, const char* key, std::uint32_t type, char* o
 
 // tokenizer.ggml.tokens: an array of strings, scanned once for the bytes the tokenizer's tables
 // need (each U+2581 becomes one space) and the longest piece; read again at load.
-Status scan_tokens(Parser& p, const char* key, std::uint32_t type, Meta* m) {
+POCKETLM_FRAME Status scan_tokens(Parser& p, const char* key, std::uint32_t type, Meta* m) {
   if (type != kArray) return bad(p, key, "is not an array");
   std::uint32_t et = 0;
   std::uint64_t count = 0;
@@ -264,7 +268,7 @@ Status scan_array4(Parser& p, const char* key, std::uint32_t type, ValueType wan
   return p.skip(*count * 4);
 }
 
-Status read_metadata(Parser& p, std::uint64_t kv_count, Meta* m) {
+POCKETLM_FRAME Status read_metadata(Parser& p, std::uint64_t kv_count, Meta* m) {
   char key[kKeyCap];
   for (std::uint64_t i = 0; i < kv_count; ++i) {
     std::uint64_t key_len = 0;
@@ -315,7 +319,7 @@ Status hyper(const Parser& p, const Meta& m, int k, bool required, int fallback,
   }
   if (m.ints[k] <= 0 || m.ints[k] > INT32_MAX)
     return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s = %lld must be in [1, %d]", p.name(), kKnownKeys[k],
-                         m.ints[k], INT32_MAX);
+                         m.ints[k], kIntMax);
   *out = static_cast<int>(m.ints[k]);
   return Status();
 }
@@ -419,7 +423,7 @@ bool supported(std::uint32_t ggml_type, TensorType* type) {
 }
 
 // Reads one tensor info and checks what can be checked on its own.
-Status read_tensor_entry(Parser& p, const ModelConfig& c, std::uint32_t alignment, TensorEntry* e) {
+POCKETLM_FRAME Status read_tensor_entry(Parser& p, const ModelConfig& c, std::uint32_t alignment, TensorEntry* e) {
   std::uint64_t len = 0;
   POCKETLM_TRY(p.string("tensor name", e->name, sizeof e->name, &len));
   sanitize(e->name);
@@ -489,7 +493,7 @@ void tensor_name(TensorRole role, int layer, char* out, std::size_t cap) {
 }
 
 // First pass over the tensor infos: one RoleSeen per role.
-Status scan_tensors(Parser& p, std::uint64_t count, const ModelConfig& c, std::uint32_t alignment, RoleSeen* seen) {
+POCKETLM_FRAME Status scan_tensors(Parser& p, std::uint64_t count, const ModelConfig& c, std::uint32_t alignment, RoleSeen* seen) {
   TensorEntry e;
   for (std::uint64_t i = 0; i < count; ++i) {
     POCKETLM_TRY(read_tensor_entry(p, c, alignment, &e));
@@ -521,7 +525,7 @@ Status scan_tensors(Parser& p, std::uint64_t count, const ModelConfig& c, std::u
 }
 
 // Second pass: every per-layer tensor at base + layer * stride, each layer once.
-Status check_layers(Parser& p, std::uint64_t count, const ModelConfig& c, std::uint32_t alignment,
+POCKETLM_FRAME Status check_layers(Parser& p, std::uint64_t count, const ModelConfig& c, std::uint32_t alignment,
                     const RoleSeen* seen) {
   // One bit per layer for each per-layer role (roles 1..9: rms_att .. w3).
   constexpr int kWords = kMaxLayers / 64;
@@ -562,7 +566,7 @@ Status check_layers(Parser& p, std::uint64_t count, const ModelConfig& c, std::u
 
 // Refuses overlapping tensors: the spec's tensors in offset order (a merge of the roles, each
 // evenly spaced), each starting at or after the end of the one before.
-Status check_overlaps(const Storage& s, const ModelSpec& spec) {
+POCKETLM_FRAME Status check_overlaps(const Storage& s, const ModelSpec& spec) {
   int next[kTensorRoleCount] = {};
   std::uint64_t prev_end = 0;
   TensorRole prev_role = TensorRole::kCount;
@@ -639,7 +643,7 @@ Status describe_tokenizer(const Parser& p, const Meta& m, ModelSpec* spec) {
   if (!m.seen[kKTokens]) return Status();
   if (m.tokens_count > static_cast<std::uint64_t>(INT32_MAX))
     return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s holds %llu tokens (at most %d)", p.name(), key::kTokens,
-                         static_cast<unsigned long long>(m.tokens_count), INT32_MAX);
+                         static_cast<unsigned long long>(m.tokens_count), kIntMax);
   if (m.seen[kKScores] && m.scores_count != m.tokens_count)
     return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s holds %llu scores for %llu tokens", p.name(),
                          key::kScores, static_cast<unsigned long long>(m.scores_count),
@@ -671,7 +675,7 @@ struct Layout {
   long long vocab_key = -1;  // llama.vocab_size, -1 when absent
 };
 
-Status read_gguf_metadata(Storage& storage, unsigned char* buffer, ModelSpec* spec, Layout* layout) {
+POCKETLM_FRAME Status read_gguf_metadata(Storage& storage, unsigned char* buffer, ModelSpec* spec, Layout* layout) {
   Parser p(storage, 0, buffer);
   std::uint64_t kv_count = 0;
   POCKETLM_TRY(read_header(p, &layout->tensor_count, &kv_count));
@@ -691,12 +695,12 @@ Status read_gguf_metadata(Storage& storage, unsigned char* buffer, ModelSpec* sp
 }
 
 // The vocabulary from token_embd, checked against every other place that states it.
-Status check_vocab(const Storage& s, const RoleSeen* seen, const Layout& layout, ModelSpec* spec) {
+POCKETLM_FRAME Status check_vocab(const Storage& s, const RoleSeen* seen, const Layout& layout, ModelSpec* spec) {
   ModelConfig& c = spec->config;
   const RoleSeen& emb = seen[static_cast<int>(TensorRole::kTokenEmbedding)];
   if (emb.rows > static_cast<std::uint64_t>(INT32_MAX))
     return Status::error(StatusCode::kBadFormat, "%s: GGUF tensor token_embd.weight has %llu rows (at most %d)", s.name(),
-                         static_cast<unsigned long long>(emb.rows), INT32_MAX);
+                         static_cast<unsigned long long>(emb.rows), kIntMax);
   c.vocab_size = static_cast<int>(emb.rows);
   const RoleSeen& out = seen[static_cast<int>(TensorRole::kWcls)];
   if (out.count > 0 && out.rows != emb.rows)
@@ -719,7 +723,7 @@ Status check_vocab(const Storage& s, const RoleSeen* seen, const Layout& layout,
 }
 
 // Layer spacing from layers 0 and 1 of every per-layer role.
-Status layer_strides(const Storage& s, const ModelConfig& c, RoleSeen* seen) {
+POCKETLM_FRAME Status layer_strides(const Storage& s, const ModelConfig& c, RoleSeen* seen) {
   for (int r = 0; r < kTensorRoleCount; ++r) {
     RoleSeen& e = seen[r];
     const auto role = static_cast<TensorRole>(r);
@@ -742,7 +746,7 @@ Status layer_strides(const Storage& s, const ModelConfig& c, RoleSeen* seen) {
 }
 
 // The spec's roles in the order of their first tensor in the file, so loading reads forward.
-Status add_roles(const Storage& s, const RoleSeen* seen, std::uint64_t data_start, ModelSpec* spec) {
+POCKETLM_FRAME Status add_roles(const Storage& s, const RoleSeen* seen, std::uint64_t data_start, ModelSpec* spec) {
   bool added[kTensorRoleCount] = {};
   for (;;) {
     int best = -1;
@@ -767,7 +771,7 @@ Status add_roles(const Storage& s, const RoleSeen* seen, std::uint64_t data_star
   }
 }
 
-Status read_gguf_tensors(Storage& storage, unsigned char* buffer, const Layout& layout, ModelSpec* spec) {
+POCKETLM_FRAME Status read_gguf_tensors(Storage& storage, unsigned char* buffer, const Layout& layout, ModelSpec* spec) {
   const ModelConfig& c = spec->config;
   RoleSeen seen[kTensorRoleCount];
   std::uint64_t data_start = 0;
