@@ -233,6 +233,19 @@ inline void transpose8(__m256 r[8]) {
   r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
 }
 
+// out[0 .. 8*NV) = sum over t in order of att[t] * value_t[off .. off + 8*NV), lane by lane.
+template <int NV>
+inline void weighted_values(const AttentionArgs& a, const float* att, int positions, std::size_t off, float* out) {
+  __m256 acc[NV];
+  for (int j = 0; j < NV; ++j) acc[j] = _mm256_setzero_ps();
+  for (int p = 0; p < positions; ++p) {
+    const float* v = a.value_cache + static_cast<std::size_t>(p) * a.kv_dim + off;
+    const __m256 w = _mm256_set1_ps(att[p]);
+    for (int j = 0; j < NV; ++j) acc[j] = _mm256_add_ps(acc[j], _mm256_mul_ps(w, _mm256_loadu_ps(v + j * kLanes)));
+  }
+  for (int j = 0; j < NV; ++j) _mm256_storeu_ps(out + j * kLanes, acc[j]);
+}
+
 // Attention, exact: the scores of 8 positions at once (each lane sums q[i] * k_t[i] over i in
 // order; the keys of 8 positions come as transposed 8x8 tiles), run.c's softmax, then the weighted
 // sum of values with 8 dimensions per vector (each lane adds a_t * v_t[i] over t in order).
@@ -272,14 +285,12 @@ void attention(const AttentionArgs& a) {
     reference::softmax(att, positions);
     float* xb = a.out + h * a.head_size;
     int i = 0;
-    for (; i + kLanes <= a.head_size; i += kLanes) {
-      __m256 acc = _mm256_setzero_ps();
-      for (int p = 0; p < positions; ++p) {
-        const float* v = a.value_cache + static_cast<std::size_t>(p) * a.kv_dim + kv_off + i;
-        acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_set1_ps(att[p]), _mm256_loadu_ps(v)));
-      }
-      _mm256_storeu_ps(xb + i, acc);
-    }
+    // Up to 6 vectors (48 dimensions) per pass over the positions, so that each position's
+    // values are read as one contiguous run; every lane still adds a_t * v_t[i] over t in order.
+    for (; i + 6 * kLanes <= a.head_size; i += 6 * kLanes) weighted_values<6>(a, att, positions, kv_off + i, xb + i);
+    for (; i + 4 * kLanes <= a.head_size; i += 4 * kLanes) weighted_values<4>(a, att, positions, kv_off + i, xb + i);
+    for (; i + 2 * kLanes <= a.head_size; i += 2 * kLanes) weighted_values<2>(a, att, positions, kv_off + i, xb + i);
+    for (; i + kLanes <= a.head_size; i += kLanes) weighted_values<1>(a, att, positions, kv_off + i, xb + i);
     for (; i < a.head_size; ++i) {
       float acc = 0.0f;
       for (int p = 0; p < positions; ++p)
@@ -331,16 +342,58 @@ inline std::int32_t load_i32(const void* p) {
   return v;
 }
 
-// Rows [0, full) of an 8-row interleaved Q4_0 or Q8_0 matrix. Blocks go in chunks of
-// kBlockChunk; a later chunk continues each row's accumulator from out[] (a float round trip,
-// exact).
+// The exact int32 block sums of two 8-row groups (lane k = row k of each), from their
+// interleaved block chunks' values q0, q1 and the activation block's int8 values xq: the
+// activation bytes are broadcast once for both groups.
+template <bool kQ4>
+inline void block_sums_2(const unsigned char* q0, const unsigned char* q1, const std::int8_t* xq, __m256i* s0,
+                         __m256i* s1) {
+  const __m256i ones16 = _mm256_set1_epi16(1);
+  if constexpr (kQ4) {
+    // 4 groups of 32 bytes: lane k = 4 bytes of row k = weights 4t..4t+3 (low nibbles) and
+    // 16+4t..16+4t+3 (high nibbles). Each int16 lane sums at most 8 products of a nibble
+    // (<= 15) and an activation (|x| <= 127): |sum| <= 30480, no overflow.
+    const __m256i low4 = _mm256_set1_epi8(0x0F);
+    __m256i a0 = _mm256_setzero_si256(), a1 = _mm256_setzero_si256();
+    for (int t = 0; t < 4; ++t) {
+      const __m256i xl = _mm256_set1_epi32(load_i32(xq + 4 * t));
+      const __m256i xh = _mm256_set1_epi32(load_i32(xq + 16 + 4 * t));
+      const __m256i v0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q0 + 32 * t));
+      const __m256i v1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q1 + 32 * t));
+      a0 = _mm256_add_epi16(a0, _mm256_maddubs_epi16(_mm256_and_si256(v0, low4), xl));
+      a1 = _mm256_add_epi16(a1, _mm256_maddubs_epi16(_mm256_and_si256(v1, low4), xl));
+      a0 = _mm256_add_epi16(a0, _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(v0, 4), low4), xh));
+      a1 = _mm256_add_epi16(a1, _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(v1, 4), low4), xh));
+    }
+    *s0 = _mm256_madd_epi16(a0, ones16);
+    *s1 = _mm256_madd_epi16(a1, ones16);
+  } else {
+    // 8 groups of 32 bytes: lane k = 4 signed bytes of row k. |w| * (x * sign(w)) as in the q80
+    // kernel: exact for every int8 w with |x| <= 127.
+    __m256i a0 = _mm256_setzero_si256(), a1 = _mm256_setzero_si256();
+    for (int t = 0; t < 8; ++t) {
+      const __m256i xv = _mm256_set1_epi32(load_i32(xq + 4 * t));
+      const __m256i v0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q0 + 32 * t));
+      const __m256i v1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q1 + 32 * t));
+      a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(v0), _mm256_sign_epi8(xv, v0)), ones16));
+      a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(v1), _mm256_sign_epi8(xv, v1)), ones16));
+    }
+    *s0 = a0;
+    *s1 = a1;
+  }
+}
+
+// Rows [0, full) of an 8-row interleaved Q4_0 or Q8_0 matrix, two row groups (16 rows) at a
+// time where there are two. Blocks go in chunks of kBlockChunk; a later chunk continues each
+// row's accumulator from out[] (a float round trip, exact). Each lane does the reference's
+// acc = acc + (float)isum * (d_w * d_x), blocks in order; Q4_0 sums the nibbles (q + 8) and
+// subtracts 8 * (the activation block's sum), in integers.
 template <bool kQ4>
 void matmul_ggml_rows(float* out, const unsigned char* w, const unsigned char* xb, int n, int full) {
   constexpr std::size_t kBs = kQ4 ? kQ4_0BlockBytes : kQ8_0BlockBytes;
   const int nb = n / 32;
   const std::size_t row_bytes = static_cast<std::size_t>(nb) * kBs;
-  const __m256i low4 = _mm256_set1_epi8(0x0F);
-  const __m256i ones16 = _mm256_set1_epi16(1);
+  const std::size_t group_bytes = kLanes * row_bytes;
   float dx[kBlockChunk];
   std::int32_t xsum8[kBlockChunk];
   for (int b0 = 0; b0 < nb; b0 += kBlockChunk) {
@@ -350,45 +403,31 @@ void matmul_ggml_rows(float* out, const unsigned char* w, const unsigned char* x
       dx[b - b0] = fp16_to_fp32(load_fp16(xblk));
       std::int32_t s = 0;
       for (int i = 0; i < 32; ++i) s += static_cast<std::int8_t>(xblk[2 + i]);
-      xsum8[b - b0] = 8 * s;
+      xsum8[b - b0] = kQ4 ? 8 * s : 0;
     }
-    for (int r = 0; r < full; r += kLanes) {
-      const unsigned char* base = w + static_cast<std::size_t>(r) * row_bytes;
-      __m256 acc = b0 == 0 ? _mm256_setzero_ps() : _mm256_loadu_ps(out + r);
+    // Two row groups per pass; a last odd group is paired with itself (computed twice, stored once).
+    for (int r = 0; r < full; r += 2 * kLanes) {
+      const bool pair = r + 2 * kLanes <= full;
+      const unsigned char* base0 = w + static_cast<std::size_t>(r) * row_bytes;
+      const unsigned char* base1 = pair ? base0 + group_bytes : base0;
+      __m256 acc0 = b0 == 0 ? _mm256_setzero_ps() : _mm256_loadu_ps(out + r);
+      __m256 acc1 = b0 == 0 || !pair ? _mm256_setzero_ps() : _mm256_loadu_ps(out + r + kLanes);
       for (int b = b0; b < b1; ++b) {
-        const unsigned char* chunk = base + static_cast<std::size_t>(b) * kLanes * kBs;
-        const unsigned char* q = chunk + 2 * kLanes;
-        const std::int8_t* xq = reinterpret_cast<const std::int8_t*>(xb + static_cast<std::size_t>(b) * kQ8_0BlockBytes + 2);
-        __m256i isum;
-        if constexpr (kQ4) {
-          // 4 groups of 32 bytes: lane k = 4 bytes of row k = weights 4t..4t+3 (low nibbles)
-          // and 16+4t..16+4t+3 (high nibbles). Each int16 lane sums at most 8 products of a
-          // nibble (<= 15) and an activation (|x| <= 127): |sum| <= 30480, no overflow.
-          __m256i s16 = _mm256_setzero_si256();
-          for (int t = 0; t < 4; ++t) {
-            const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 32 * t));
-            const __m256i lo = _mm256_and_si256(v, low4);
-            const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
-            s16 = _mm256_add_epi16(s16, _mm256_maddubs_epi16(lo, _mm256_set1_epi32(load_i32(xq + 4 * t))));
-            s16 = _mm256_add_epi16(s16, _mm256_maddubs_epi16(hi, _mm256_set1_epi32(load_i32(xq + 16 + 4 * t))));
-          }
-          isum = _mm256_sub_epi32(_mm256_madd_epi16(s16, ones16), _mm256_set1_epi32(xsum8[b - b0]));
-        } else {
-          // 8 groups of 32 bytes: lane k = 4 signed bytes of row k. |w| * (x * sign(w)) as in
-          // the q80 kernel: exact for every int8 w with |x| <= 127.
-          isum = _mm256_setzero_si256();
-          for (int t = 0; t < 8; ++t) {
-            const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 32 * t));
-            const __m256i xv = _mm256_set1_epi32(load_i32(xq + 4 * t));
-            const __m256i p = _mm256_maddubs_epi16(_mm256_abs_epi8(v), _mm256_sign_epi8(xv, v));
-            isum = _mm256_add_epi32(isum, _mm256_madd_epi16(p, ones16));
-          }
-        }
-        const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(chunk)));
-        const __m256 scale = _mm256_mul_ps(dw, _mm256_set1_ps(dx[b - b0]));
-        acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_cvtepi32_ps(isum), scale));
+        const std::size_t at = static_cast<std::size_t>(b) * kLanes * kBs;
+        const unsigned char* c0 = base0 + at;
+        const unsigned char* c1 = base1 + at;
+        const auto* xq = reinterpret_cast<const std::int8_t*>(xb + static_cast<std::size_t>(b) * kQ8_0BlockBytes + 2);
+        __m256i s0, s1;
+        block_sums_2<kQ4>(c0 + 2 * kLanes, c1 + 2 * kLanes, xq, &s0, &s1);
+        const __m256i corr = _mm256_set1_epi32(xsum8[b - b0]);
+        const __m256 dxv = _mm256_set1_ps(dx[b - b0]);
+        const __m256 d0 = _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(c0))), dxv);
+        const __m256 d1 = _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(c1))), dxv);
+        acc0 = _mm256_add_ps(acc0, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(s0, corr)), d0));
+        acc1 = _mm256_add_ps(acc1, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(s1, corr)), d1));
       }
-      _mm256_storeu_ps(out + r, acc);
+      _mm256_storeu_ps(out + r, acc0);
+      if (pair) _mm256_storeu_ps(out + r + kLanes, acc1);
     }
   }
 }

@@ -4,16 +4,23 @@
 
 namespace pocketlm {
 
+// run.c's argmax: the first index of the largest value. In two passes that a compiler can
+// vectorize: the largest value (8 running maxima; max is exact in any order), then the first
+// index holding a value equal to it. -0.0 and +0.0 compare equal, as in run.c's `>` scan, and
+// the values are finite (generate() checks the logits; probabilities are).
 int sample_argmax(const float* probs, int n) {
-  int max_i = 0;
-  float max_p = probs[0];
-  for (int i = 1; i < n; ++i) {
-    if (probs[i] > max_p) {
-      max_i = i;
-      max_p = probs[i];
-    }
-  }
-  return max_i;
+  constexpr int kWays = 8;
+  float m[kWays];
+  for (int k = 0; k < kWays; ++k) m[k] = probs[0];
+  int i = 0;
+  for (; i + kWays <= n; i += kWays)
+    for (int k = 0; k < kWays; ++k) m[k] = probs[i + k] > m[k] ? probs[i + k] : m[k];
+  float max_p = m[0];
+  for (int k = 1; k < kWays; ++k) max_p = m[k] > max_p ? m[k] : max_p;
+  for (; i < n; ++i) max_p = probs[i] > max_p ? probs[i] : max_p;
+  for (int j = 0; j < n; ++j)
+    if (probs[j] == max_p) return j;
+  return 0;
 }
 
 int sample_mult(const float* probs, int n, float coin) {
