@@ -21,7 +21,7 @@ namespace pocketlm::cli {
 
 void add_bench_command(CLI::App& app, BenchOptions& o) {
   CLI::App* cmd = app.add_subcommand("bench", "measure prefill/decode speed, ms per token and weight bandwidth");
-  cmd->add_option("model", o.model, "checkpoint: llama2.c v0/v1 fp32 or v2 q80 .bin")->required()->type_name("FILE");
+  cmd->add_option("model", o.model, "model: llama2.c .bin (v0/v1 fp32, v2 q80) or GGUF")->required()->type_name("FILE");
   cmd->add_option("-z", o.tokenizer, kTokenizerHelp)->type_name("FILE");
   cmd->add_option("--kernels", o.kernels, "kernel backend (default: the fastest one this CPU has)")
       ->type_name(kernel_choices());

@@ -14,7 +14,7 @@ namespace pocketlm::cli {
 
 void add_plan_command(CLI::App& app, PlanOptions& o) {
   CLI::App* cmd = app.add_subcommand("plan", "print the memory plan of a run; exit 1 when over --heap");
-  cmd->add_option("model", o.model, "checkpoint (.bin)")->required()->type_name("FILE");
+  cmd->add_option("model", o.model, "model: llama2.c .bin or GGUF")->required()->type_name("FILE");
   cmd->add_option("-z", o.tokenizer, "tokenizer.bin path; its tables are part of the plan (default: the model's own tokenizer for a GGUF "
                   "model, else tokenizer.bin)")
       ->type_name("FILE");
