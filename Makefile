@@ -115,7 +115,7 @@ clean:
 # fuzz-smoke replays a fixed number of inputs per target from the fixed seeds (-seed=1; about
 # half of what 60 s reached on the 2-core development machine, 60 s at most), so CI cannot
 # fail by luck; fuzz explores freely for FUZZ_SECONDS per target (default 600: 10 minutes
-# each, 70 for the 7 targets). Both fail on any crash and print executions per target
+# each, 80 for the 8 targets). Both fail on any crash and print executions per target
 # (fuzz/run-fuzz.sh). Needs clang (Debian: clang, libclang-rt-14-dev).
 FUZZ_BUILD ?= build-fuzz
 FUZZ_CXX ?= clang++

@@ -1,5 +1,6 @@
 // Kernel microbenchmarks at the stories15M shapes (dim 288, hidden_dim 768, vocab 32000):
-// matmul fp32 and q8_0 (GS 32) for every backend in this build. Reports multiply-adds per
+// matmul fp32, llama2.c q80 (GS 32) and the GGUF block types Q8_0 and Q4_0 for every backend in
+// this build. Reports multiply-adds per
 // second (MAC/s) and weight bytes streamed per second.
 #include <benchmark/benchmark.h>
 
@@ -7,6 +8,8 @@
 #include <vector>
 
 #include "pocketlm/kernels/kernels.h"
+#include "pocketlm/quant/q4_0.h"
+#include "pocketlm/quant/q8_0.h"
 
 namespace {
 
@@ -60,6 +63,36 @@ void BM_MatmulQ80(benchmark::State& state, const Kernels* k) {
   set_counters(state, double(d) * n, double(d) * n * (1.0 + 4.0 / gs));
 }
 
+// Q8_0 or Q4_0 weights (quantized from random floats, interleaved as the backend reads them)
+// times Q8_0 activations.
+void BM_MatmulGgml(benchmark::State& state, const Kernels* k, TensorType type) {
+  const int d = static_cast<int>(state.range(0)), n = static_cast<int>(state.range(1));
+  auto wf = random_floats(static_cast<std::size_t>(d) * n, 1);
+  auto xf = random_floats(static_cast<std::size_t>(n), 2);
+  const std::size_t row = row_value_bytes(type, static_cast<std::size_t>(n), 0);
+  std::vector<unsigned char> w(row * static_cast<std::size_t>(d)), packed(w.size());
+  std::vector<unsigned char> x(static_cast<std::size_t>(n / 32) * kQ8_0BlockBytes);
+  if (type == TensorType::kQ4_0)
+    quantize_q4_0(wf.data(), wf.size(), w.data());
+  else
+    quantize_q8_0(wf.data(), wf.size(), w.data());
+  k->quantize_act[type_index(TensorType::kQ8_0)](xf.data(), n, 32, x.data(), nullptr);
+  const int il = interleave_of(*k, type, 0);
+  packed = w;
+  for (int r = 0; il > 1 && r + il <= d; r += il)
+    type_traits(type).interleave_rows(packed.data() + static_cast<std::size_t>(r) * row, nullptr,
+                                      w.data() + static_cast<std::size_t>(r) * row, nullptr, static_cast<std::size_t>(n),
+                                      32, static_cast<std::size_t>(il));
+  const Matrix m{type, d, n, packed.data(), nullptr, 0, il};
+  const Activation a{x.data(), nullptr, n, 32};
+  std::vector<float> out(static_cast<std::size_t>(d));
+  for (auto _ : state) {
+    k->matmul[type_index(type)](out.data(), m, a, d);
+    benchmark::DoNotOptimize(out.data());
+  }
+  set_counters(state, double(d) * n, double(w.size()));
+}
+
 // {rows (out), cols (in)}: wq/wo, w1/w3, w2, classifier.
 void shapes(benchmark::internal::Benchmark* b) {
   b->Args({288, 288})->Args({768, 288})->Args({288, 768})->Args({32000, 288});
@@ -71,6 +104,10 @@ int register_all() {
     if (!k) continue;
     benchmark::RegisterBenchmark((std::string("matmul_f32/") + *name).c_str(), BM_MatmulF32, k)->Apply(shapes);
     benchmark::RegisterBenchmark((std::string("matmul_q80/") + *name).c_str(), BM_MatmulQ80, k)->Apply(shapes);
+    benchmark::RegisterBenchmark((std::string("matmul_q8_0/") + *name).c_str(), BM_MatmulGgml, k, TensorType::kQ8_0)
+        ->Apply(shapes);
+    benchmark::RegisterBenchmark((std::string("matmul_q4_0/") + *name).c_str(), BM_MatmulGgml, k, TensorType::kQ4_0)
+        ->Apply(shapes);
   }
   return 0;
 }

@@ -73,7 +73,8 @@ std::vector<KindCase> kind_cases() {
       {"HtmlPage", text("<!DOCTYPE html>\n<html lang=\"en\"><head><title>stories260K.bin</title></head><body>"),
        {"model.bin: this is an HTML page", "resolve/main"}},
       {"ShortTextDownload", text("404: Not Found"), {"model.bin: this is a text file", "'404: Not Found'"}},
-      {"Gguf", gguf, {"model.bin: this is a GGUF v3 file", "llama.cpp"}},
+      // GGUF has its own reader now: its error names the missing key instead.
+      {"Gguf", gguf, {"model.bin: GGUF key general.architecture is missing"}},
       {"PyTorchZip", concat(text("PK\x03\x04"), Bytes(60, 0)), {"model.bin: this is a zip archive", "PyTorch", "export.py"}},
       {"Safetensors", safetensors, {"model.bin: this is a safetensors file", "export.py"}},
       {"Elf", concat(text("\x7f" "ELF\x02\x01\x01"), Bytes(57, 0)), {"model.bin: this is an ELF program"}},

@@ -11,6 +11,9 @@
 
 #include "pocketlm/kernels/kernels.h"
 #include "pocketlm/kernels/reference.h"
+#include "pocketlm/quant/fp16.h"
+#include "pocketlm/quant/q4_0.h"
+#include "pocketlm/quant/q8_0.h"
 #include "pocketlm/quant/q80_interleave.h"
 #include "pocketlm/quant/row_interleave.h"
 
@@ -227,10 +230,127 @@ TEST_P(KernelEquivalence, SwigluMatchesRunCPastExpOverflow) {
   expect_same_bits(want, got, "swiglu at the expf limit");
 }
 
+// ---- GGUF types: F16, Q8_0 and Q4_0 weights (Q8_0 activations) ----
+
+// Random ggml blocks of `type` for a [d, n] matrix: scales of varied magnitude (subnormal halves
+// included), every value byte possible (Q8_0's -128 too).
+std::vector<unsigned char> random_blocks(TensorType type, int d, int n, std::mt19937& rng) {
+  const std::size_t bs = row_value_bytes(type, 32, 0);
+  std::vector<unsigned char> w(static_cast<std::size_t>(d) * static_cast<std::size_t>(n / 32) * bs);
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::uniform_real_distribution<float> mag(-12.0f, 2.0f);
+  for (std::size_t b = 0; b < w.size() / bs; ++b) {
+    unsigned char* blk = w.data() + b * bs;
+    float scale = std::pow(2.0f, mag(rng)) * (byte(rng) & 1 ? -1.0f : 1.0f);
+    if (b % 17 == 5) scale = 3e-6f;  // a subnormal half
+    store_fp16(blk, fp32_to_fp16(scale));
+    for (std::size_t i = 2; i < bs; ++i) blk[i] = static_cast<unsigned char>(byte(rng));
+  }
+  return w;
+}
+
+// The weights as backend k stores them: the traits' load-time interleave, block by block.
+std::vector<unsigned char> pack_blocks(const Kernels& k, TensorType type, const std::vector<unsigned char>& w, int d,
+                                       int n, int* il) {
+  *il = interleave_of(k, type, 0);
+  std::vector<unsigned char> packed = w;
+  const std::size_t rb = row_value_bytes(type, static_cast<std::size_t>(n), 0);
+  for (int r = 0; *il > 1 && r + *il <= d; r += *il)
+    type_traits(type).interleave_rows(packed.data() + static_cast<std::size_t>(r) * rb, nullptr,
+                                      w.data() + static_cast<std::size_t>(r) * rb, nullptr, static_cast<std::size_t>(n),
+                                      32, static_cast<std::size_t>(*il));
+  return packed;
+}
+
+void expect_ggml_matmul_equal(const Kernels& ref, const Kernels& k, TensorType type, std::mt19937& rng) {
+  // [d, n]: rows not a multiple of 4 or 8, a single block, many blocks (past avx2's 64-block chunk).
+  const int shapes[][2] = {{1, 32}, {7, 64}, {8, 32}, {9, 96}, {13, 288}, {17, 768}, {33, 2176}, {64, 64}, {300, 288}};
+  for (auto [d, n] : shapes) {
+    const auto w = random_blocks(type, d, n, rng);
+    const auto x = random_floats(static_cast<std::size_t>(n), rng, 4.0f);
+    std::vector<unsigned char> xq(static_cast<std::size_t>(n / 32) * kQ8_0BlockBytes), xq2(xq.size());
+    ref.quantize_act[type_index(TensorType::kQ8_0)](x.data(), n, 32, xq.data(), nullptr);
+    k.quantize_act[type_index(TensorType::kQ8_0)](x.data(), n, 32, xq2.data(), nullptr);
+    EXPECT_EQ(xq, xq2) << "quantize_q8_0 n=" << n;
+    const Activation act{xq.data(), nullptr, n, 32};
+    std::vector<float> want(static_cast<std::size_t>(d)), got(static_cast<std::size_t>(d));
+    ref.matmul[type_index(type)](want.data(), Matrix{type, d, n, w.data(), nullptr, 0, 1}, act, d);
+    int il = 1;
+    const auto packed = pack_blocks(k, type, w, d, n, &il);
+    const Matrix m{type, d, n, packed.data(), nullptr, 0, il};
+    k.matmul[type_index(type)](got.data(), m, act, d);
+    const std::string what = std::string("matmul_") + type_name(type) + " d=" + std::to_string(d) + " n=" + std::to_string(n);
+    expect_same_bits(want, got, what);
+    // As the workers call it: a view from row 32 (a whole number of interleaved blocks).
+    if (d > 32) {
+      std::vector<float> part(static_cast<std::size_t>(d - 32));
+      k.matmul[type_index(type)](part.data(), rows_from(m, 32), act, d - 32);
+      expect_same_bits(std::vector<float>(want.begin() + 32, want.end()), part, what + " from row 32");
+    }
+    // Every row dequantizes to what the reference layout gives.
+    std::vector<float> a(static_cast<std::size_t>(n)), b(static_cast<std::size_t>(n));
+    for (int r : {0, d / 2, d - 1}) {
+      dequantize_matrix_row(Matrix{type, d, n, w.data(), nullptr, 0, 1}, r, a.data());
+      dequantize_matrix_row(m, r, b.data());
+      expect_same_bits(a, b, what + " dequantized row " + std::to_string(r));
+    }
+  }
+}
+
+TEST_P(KernelEquivalence, MatmulQ8_0) { expect_ggml_matmul_equal(ref_, k_, TensorType::kQ8_0, rng_); }
+TEST_P(KernelEquivalence, MatmulQ4_0) { expect_ggml_matmul_equal(ref_, k_, TensorType::kQ4_0, rng_); }
+
+TEST_P(KernelEquivalence, MatmulF16) {
+  const int shapes[][2] = {{1, 1}, {7, 3}, {9, 17}, {33, 64}, {64, 172}};
+  for (auto [d, n] : shapes) {
+    std::vector<std::uint16_t> w(static_cast<std::size_t>(d) * n);
+    const auto f = random_floats(w.size(), rng_, 2.0f);
+    for (std::size_t i = 0; i < w.size(); ++i) w[i] = fp32_to_fp16(f[i]);
+    const auto x = random_floats(static_cast<std::size_t>(n), rng_, 3.0f);
+    const Activation act{x.data(), nullptr, n, 0};
+    std::vector<float> want(static_cast<std::size_t>(d)), got(static_cast<std::size_t>(d));
+    ref_.matmul[type_index(TensorType::kF16)](want.data(), Matrix{TensorType::kF16, d, n, w.data(), nullptr, 0, 1}, act, d);
+    const int il = interleave_of(k_, TensorType::kF16, 0);
+    std::vector<std::uint16_t> packed = w;
+    for (int r = 0; il > 1 && r + il <= d; r += il)
+      type_traits(TensorType::kF16).interleave_rows(packed.data() + static_cast<std::size_t>(r) * n, nullptr,
+                                                    w.data() + static_cast<std::size_t>(r) * n, nullptr,
+                                                    static_cast<std::size_t>(n), 0, static_cast<std::size_t>(il));
+    k_.matmul[type_index(TensorType::kF16)](got.data(), Matrix{TensorType::kF16, d, n, packed.data(), nullptr, 0, il},
+                                           act, d);
+    expect_same_bits(want, got, "matmul_f16 d=" + std::to_string(d) + " n=" + std::to_string(n));
+  }
+}
+
+// Q8_0 activations from hostile values: NaN -> 0, infinities and a subnormal scale (whose
+// reciprocal overflows) clamp to +-127, the same bytes on every backend.
+TEST_P(KernelEquivalence, QuantizeQ8_0HostileValues) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const float tiny = std::numeric_limits<float>::denorm_min();
+  std::vector<float> x(96, 0.0f);
+  x[0] = nan; x[1] = 1.0f; x[2] = -1.0f; x[3] = 0.5f;                   // block 0
+  x[32] = 127 * tiny; x[33] = -127 * tiny; x[34] = tiny; x[35] = nan;    // block 1: id = 1/d overflows
+  x[64] = inf; x[65] = -3.0f; x[66] = 1e30f;                             // block 2: amax = inf
+  std::vector<unsigned char> want(3 * kQ8_0BlockBytes), got(want.size());
+  ref_.quantize_act[type_index(TensorType::kQ8_0)](x.data(), 96, 32, want.data(), nullptr);
+  k_.quantize_act[type_index(TensorType::kQ8_0)](x.data(), 96, 32, got.data(), nullptr);
+  EXPECT_EQ(want, got);
+  const auto q = [&](int i) { return static_cast<int>(static_cast<std::int8_t>(got[static_cast<std::size_t>(i / 32) * kQ8_0BlockBytes + 2 + i % 32])); };
+  EXPECT_EQ(q(0), 0);
+  EXPECT_EQ(q(1), 127);
+  EXPECT_EQ(q(2), -127);
+  EXPECT_EQ(q(32), 127);
+  EXPECT_EQ(q(33), -127);
+  EXPECT_EQ(q(35), 0);
+  for (int i = 0; i < 96; ++i) EXPECT_GE(q(i), -127);
+}
+
 TEST(KernelTable, EveryBackendCoversTheTypesOfLlama2cModels) {
   for (const Kernels* k : backends()) {
     EXPECT_TRUE(check_kernels_cover(*k, TensorType::kF32, "wq").ok()) << k->name;
     EXPECT_TRUE(check_kernels_cover(*k, TensorType::kQ80, "wq").ok()) << k->name;
+    for (TensorType t : {TensorType::kF16, TensorType::kQ8_0, TensorType::kQ4_0})
+      EXPECT_TRUE(check_kernels_cover(*k, t, "wq").ok()) << k->name << " " << type_name(t);
   }
   Kernels partial = reference_kernels();
   partial.quantize_act[type_index(TensorType::kQ80)] = nullptr;

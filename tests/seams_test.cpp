@@ -58,8 +58,12 @@ TEST(TensorTypes, RowViewsOffsetBothStreams) {
 }
 
 TEST(Readers, TheRegistryProbesAndReadsLlama2c) {
+  // GGUF is probed by its magic first; llama2.c (no magic in v0) takes the rest, so it is last.
   ASSERT_NE(model_readers()[0].name, nullptr);
-  EXPECT_STREQ(model_readers()[0].name, "llama2.c");
+  EXPECT_STREQ(model_readers()[0].name, "GGUF");
+  ASSERT_NE(model_readers()[1].name, nullptr);
+  EXPECT_STREQ(model_readers()[1].name, "llama2.c");
+  EXPECT_EQ(model_readers()[2].name, nullptr);
   FileStorage f;
   ASSERT_TRUE(f.open(test::model_path("stories260K_q80.bin").c_str(), "model").ok());
   ModelSpec spec;

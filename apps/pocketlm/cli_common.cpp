@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 namespace pocketlm::cli {
 
@@ -146,6 +147,28 @@ std::string kernel_choices() {
     choices += *name;
   }
   return choices;
+}
+
+Status open_tokenizer(const std::string& flag_value, const std::string& model_path, FileStorage* storage,
+                      Storage** use, std::string* label) {
+  std::string path = flag_value;
+  if (path.empty()) {
+    // A GGUF model may carry its tokenizer: look at the magic only (the session reads the rest).
+    char magic[4] = {};
+    std::FILE* f = std::fopen(model_path.c_str(), "rb");
+    const bool gguf = f && std::fread(magic, 1, 4, f) == 4 && std::memcmp(magic, "GGUF", 4) == 0;
+    if (f) std::fclose(f);
+    if (gguf) {
+      *use = nullptr;
+      *label = "(the model's own)";
+      return Status();
+    }
+    path = "tokenizer.bin";  // run.c's default
+  }
+  POCKETLM_TRY(storage->open(path.c_str(), "tokenizer"));
+  *use = storage;
+  *label = path;
+  return Status();
 }
 
 void print_plan(const MemoryPlan& plan, std::FILE* out) {

@@ -10,6 +10,7 @@
 #include "pocketlm/base/status.h"
 #include "pocketlm/memory/memory_plan.h"
 #include "pocketlm/runtime/session.h"
+#include "ports/posix/file_storage.h"
 #include "ports/posix/thread_pool.h"
 #include "ports/posix/thread_read_queue.h"
 
@@ -60,6 +61,14 @@ Status parse_backend_flags(const std::string& kernels, const std::string& thread
 std::string device_choices();
 // "reference|tiled4|avx2": every backend compiled in, for --help.
 std::string kernel_choices();
+
+// -z for run, plan, bench and eval: the file given; else, for a GGUF model, the tokenizer it
+// carries (*use = nullptr); else run.c's default tokenizer.bin. Opens `storage` when a file is
+// used. *label is what the summary lines print.
+Status open_tokenizer(const std::string& flag_value, const std::string& model_path, FileStorage* storage,
+                      Storage** use, std::string* label);
+inline constexpr const char* kTokenizerHelp =
+    "tokenizer.bin path (default: the model's own tokenizer for a GGUF model, else tokenizer.bin)";
 
 // Prints a memory plan table to `out` (stdout or stderr).
 void print_plan(const MemoryPlan& plan, std::FILE* out);

@@ -21,8 +21,8 @@ namespace pocketlm::cli {
 
 void add_bench_command(CLI::App& app, BenchOptions& o) {
   CLI::App* cmd = app.add_subcommand("bench", "measure prefill/decode speed, ms per token and weight bandwidth");
-  cmd->add_option("model", o.model, "checkpoint: llama2.c v0/v1 fp32 or v2 q80 .bin")->required()->type_name("FILE");
-  cmd->add_option("-z", o.tokenizer, "tokenizer.bin path (default tokenizer.bin)")->type_name("FILE");
+  cmd->add_option("model", o.model, "model: llama2.c .bin (v0/v1 fp32, v2 q80) or GGUF")->required()->type_name("FILE");
+  cmd->add_option("-z", o.tokenizer, kTokenizerHelp)->type_name("FILE");
   cmd->add_option("--kernels", o.kernels, "kernel backend (default: the fastest one this CPU has)")
       ->type_name(kernel_choices());
   cmd->add_option("--threads", o.threads, "worker threads (default 1)")->type_name("INT");
@@ -153,9 +153,11 @@ int run_bench(const BenchOptions& o) {
   options.prefill_batch = static_cast<int>(prefill_batch);
   if (!st.ok()) return fail(st);
 
-  FileStorage model, tokenizer;
+  FileStorage model, tokenizer_file;
+  Storage* tokenizer = nullptr;
+  std::string tokenizer_label;
   st = model.open(o.model.c_str(), "model");
-  if (st.ok()) st = tokenizer.open(o.tokenizer.c_str(), "tokenizer");
+  if (st.ok()) st = open_tokenizer(o.tokenizer, o.model, &tokenizer_file, &tokenizer, &tokenizer_label);
   if (!st.ok()) return fail(st);
   Session session;
   st = session.open(model, tokenizer, options);

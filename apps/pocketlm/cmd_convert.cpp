@@ -1,3 +1,4 @@
+// `pocketlm convert IN --to gguf --type T`: see gguf_convert.cpp.
 // `pocketlm convert IN --to q80`: an fp32 llama2.c checkpoint (v0 or v1) to v2 q80, byte for
 // byte what llama2.c's export.py writes (shared/spec/synthetic-models.md, llama2c-compat.md),
 // except that the group size also divides hidden_dim and all-zero groups get scale 0.
@@ -12,6 +13,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "gguf_convert.h"
 #include "output_file.h"
 #include "progress_bar.h"
 #include "pocketlm/format/llama2c_reader.h"
@@ -24,9 +26,14 @@ namespace pocketlm::cli {
 static_assert(std::endian::native == std::endian::little, "checkpoints are little-endian");
 
 void add_convert_command(CLI::App& app, ConvertOptions& o) {
-  CLI::App* cmd = app.add_subcommand("convert", "convert an fp32 llama2.c checkpoint (v0/v1) to v2 q80");
-  cmd->add_option("input", o.input, "fp32 checkpoint (.bin)")->required()->type_name("FILE");
-  cmd->add_option("--to", o.to, "target format")->required()->type_name("q80");
+  CLI::App* cmd = app.add_subcommand(
+      "convert", "convert a model: llama2.c fp32 (v0/v1) to v2 q80, or any model pocketlm reads to GGUF v3");
+  cmd->add_option("input", o.input, "model: llama2.c .bin (v0/v1; for gguf also v2) or GGUF")->required()->type_name("FILE");
+  cmd->add_option("--to", o.to, "target format")->required()->type_name("q80|gguf");
+  cmd->add_option("--type", o.type, "gguf: type of every matrix (default f32; norms stay f32)")
+      ->type_name("f32|f16|q8_0|q4_0");
+  cmd->add_option("-z", o.tokenizer, "gguf: tokenizer.bin to embed (default: the input's own, if it is GGUF)")
+      ->type_name("FILE");
   cmd->add_option("--group-size", o.group_size,
                   "q80 group size; must divide dim and hidden_dim (default: 64, halved until it does)")
       ->type_name("INT");
@@ -130,8 +137,10 @@ class Converter {
 
 Status convert(const ConvertOptions& o, std::int32_t* gs_used) {
   if (o.to != "q80")
-    return Status::error(StatusCode::kInvalidArgument, "--to: '%s' is not a supported target (expected q80)",
+    return Status::error(StatusCode::kInvalidArgument, "--to: '%s' is not a supported target (expected q80 or gguf)",
                          o.to.c_str());
+  if (!o.type.empty() || !o.tokenizer.empty())
+    return Status::error(StatusCode::kInvalidArgument, "%s: only --to gguf takes it", o.type.empty() ? "-z" : "--type");
   FileStorage in;
   POCKETLM_TRY(in.open(o.input.c_str(), "model"));
   ModelSpec spec;
@@ -172,6 +181,14 @@ Status convert(const ConvertOptions& o, std::int32_t* gs_used) {
 }  // namespace
 
 int run_convert(const ConvertOptions& o) {
+  if (o.to == "gguf") {
+    if (!o.group_size.empty()) return fail("--group-size: only --to q80 takes it (GGUF blocks are 32 values)");
+    std::string summary;
+    const Status st = convert_to_gguf({o.input, o.type.empty() ? "f32" : o.type, o.tokenizer, o.output}, &summary);
+    if (!st.ok()) return fail(st);
+    std::printf("wrote %s: %s\n", o.output.c_str(), summary.c_str());
+    return kExitOk;
+  }
   std::int32_t gs = 0;
   const Status st = convert(o, &gs);
   if (!st.ok()) return fail(st);

@@ -11,7 +11,7 @@ namespace pocketlm::cli {
 
 void add_inspect_command(CLI::App& app, InspectOptions& o) {
   CLI::App* cmd = app.add_subcommand("inspect", "print a checkpoint's format, config and tensor table");
-  cmd->add_option("model", o.model, "checkpoint (.bin)")->required()->type_name("FILE");
+  cmd->add_option("model", o.model, "model: llama2.c .bin or GGUF")->required()->type_name("FILE");
 }
 
 int run_inspect(const InspectOptions& o) {
@@ -28,9 +28,20 @@ int run_inspect(const InspectOptions& o) {
               c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads, c.vocab_size, c.seq_len);
   std::printf("derived     head_size %d, kv_dim %d\n", c.head_size(), c.kv_dim());
   std::printf("classifier  %s\n", spec.shared_classifier ? "shared with the token embedding" : "separate (wcls)");
+  if (spec.format == ModelFormat::kGguf) {
+    const EmbeddedTokenizer& t = spec.tokenizer;
+    if (t.present)
+      std::printf("tokenizer   embedded: %s, %d tokens, BOS %d, EOS %d (-z is optional)\n", t.model, t.count,
+                  c.bos_id, c.eos_id);
+    else if (t.model[0])
+      std::printf("tokenizer   embedded '%s', which pocketlm does not read: give -z\n", t.model);
+    else
+      std::printf("tokenizer   none: give -z\n");
+    std::printf("norm eps    %g, rope theta %g\n", static_cast<double>(c.rms_eps), static_cast<double>(c.rope_theta));
+  }
   if (spec.group_size)
     std::printf("group size  %d\n", spec.group_size);
-  else
+  else if (spec.format != ModelFormat::kGguf)
     std::printf("group size  - (fp32)\n");
   std::printf("\n%-16s %5s %-14s %-5s %12s %12s\n", "tensor", "layer", "shape", "type", "offset", "bytes");
   std::uint64_t params = 0;

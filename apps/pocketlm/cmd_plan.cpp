@@ -14,8 +14,9 @@ namespace pocketlm::cli {
 
 void add_plan_command(CLI::App& app, PlanOptions& o) {
   CLI::App* cmd = app.add_subcommand("plan", "print the memory plan of a run; exit 1 when over --heap");
-  cmd->add_option("model", o.model, "checkpoint (.bin)")->required()->type_name("FILE");
-  cmd->add_option("-z", o.tokenizer, "tokenizer.bin path; its tables are part of the plan (default tokenizer.bin)")
+  cmd->add_option("model", o.model, "model: llama2.c .bin or GGUF")->required()->type_name("FILE");
+  cmd->add_option("-z", o.tokenizer, "tokenizer.bin path; its tables are part of the plan (default: the model's own tokenizer for a GGUF "
+                  "model, else tokenizer.bin)")
       ->type_name("FILE");
   cmd->add_option("--heap", o.heap, "budget, e.g. 24M, 24MiB or 25165824 (the first RAM tier's capacity)")
       ->type_name("SIZE");
@@ -36,20 +37,25 @@ int run_plan(const PlanOptions& o) {
   if (st.ok()) st = parse_kv_flag(o.kv, &options);
   if (st.ok()) st = parse_backend_flags(o.kernels, o.threads, &options, nullptr);
   if (!st.ok()) return fail(st);
-  FileStorage model, tokenizer;
+  FileStorage model, tokenizer_file;
+  Storage* tokenizer = nullptr;
+  std::string tokenizer_label;
   st = model.open(o.model.c_str(), "model");
-  if (st.ok()) st = tokenizer.open(o.tokenizer.c_str(), "tokenizer");
+  if (st.ok()) st = open_tokenizer(o.tokenizer, o.model, &tokenizer_file, &tokenizer, &tokenizer_label);
   if (!st.ok()) return fail(st);
   ModelSpec spec;
   MemoryPlan plan;
-  st = Session::plan(model, &tokenizer, options, &spec, &plan);
+  st = Session::plan(model, tokenizer, options, &spec, &plan);
+  if (st.ok() && !tokenizer && !spec.tokenizer.present)
+    st = Status::error(StatusCode::kInvalidArgument, "%s: the model file carries no tokenizer; give one with -z",
+                       o.model.c_str());
   if (!st.ok()) return fail(st);
   const ModelConfig& c = spec.config;
   const Kernels& kernels = options.kernels ? *options.kernels : default_kernels();
   std::printf("model %s: %s, dim %d, hidden_dim %d, %d layers, %d heads, %d kv heads, vocab %d, seq_len %d\n",
               o.model.c_str(), format_name(spec.format), c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads,
               c.vocab_size, options.seq_len ? options.seq_len : c.seq_len);
-  std::printf("tokenizer %s, kernels %s, threads %d\n", o.tokenizer.c_str(), kernels.name, std::stoi(o.threads));
+  std::printf("tokenizer %s, kernels %s, threads %d\n", tokenizer_label.c_str(), kernels.name, std::stoi(o.threads));
   print_plan(plan, stdout);
   if (!plan.fits()) {
     char need[32], budget[32];

@@ -33,7 +33,7 @@ void add_run_command(CLI::App& app, RunOptions& o) {
   cmd->add_option("-i", o.prompt, "input prompt")->type_name("TEXT")->each([&o](const std::string&) {
     o.has_prompt = true;
   });
-  cmd->add_option("-z", o.tokenizer, "tokenizer.bin path (default tokenizer.bin)")->type_name("FILE");
+  cmd->add_option("-z", o.tokenizer, kTokenizerHelp)->type_name("FILE");
   cmd->add_option("-m", o.mode, "mode (default generate; chat is not supported yet)")->type_name("generate|chat");
   cmd->add_option("-y", o.system_prompt, "system prompt (chat mode only)")->type_name("TEXT");
   cmd->add_option("--token-log", o.token_log,
@@ -68,7 +68,7 @@ void write_stdout(const char* text, std::size_t len, void* /*ctx*/) { std::fwrit
 bool on_token(std::int32_t prev, std::int32_t next, void* ctx) {
   auto* c = static_cast<RunContext*>(ctx);
   c->log->push_back(next);
-  if (next == kBosToken) return false;
+  if (next == c->tokenizer->bos_id()) return false;
   const Piece p = c->tokenizer->decode(prev, next);
   c->text->write_piece(p.data, p.size);
   std::fflush(stdout);
@@ -132,10 +132,12 @@ int run_run(const RunOptions& o) {
   st = parse_backend_flags(o.kernels, o.threads, &options, &host);
   if (!st.ok()) return fail(st);
 
-  FileStorage model, tokenizer;
+  FileStorage model, tokenizer_file;
+  Storage* tokenizer = nullptr;
+  std::string tokenizer_label;
   st = model.open(o.model.c_str(), "model");
   if (!st.ok()) return fail(st);
-  st = tokenizer.open(o.tokenizer.c_str(), "tokenizer");
+  st = open_tokenizer(o.tokenizer, o.model, &tokenizer_file, &tokenizer, &tokenizer_label);
   if (!st.ok()) return fail(st);
 
   Session session;

@@ -19,6 +19,7 @@ int run_cli(int argc, char** argv) {
   SynthOptions synth;
   ConvertOptions convert;
   BenchOptions bench;
+  EvalOptions eval;
   add_run_command(app, run);
   add_plan_command(app, plan);
   add_inspect_command(app, inspect);
@@ -26,6 +27,7 @@ int run_cli(int argc, char** argv) {
   add_convert_command(app, convert);
   add_bench_command(app, bench);
   add_devices_command(app);
+  add_eval_command(app, eval);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -60,6 +62,7 @@ int run_cli(int argc, char** argv) {
   if (app.got_subcommand("convert")) return run_convert(convert);
   if (app.got_subcommand("bench")) return run_bench(bench);
   if (app.got_subcommand("devices")) return run_devices();
+  if (app.got_subcommand("eval")) return run_eval(eval);
   return fail("no command given (see pocketlm --help)");
 }
 

@@ -12,7 +12,7 @@ namespace pocketlm::cli {
 
 struct RunOptions {
   std::string model;
-  std::string tokenizer = "tokenizer.bin";  // run.c's default
+  std::string tokenizer;  // empty: the model's own (GGUF), else run.c's default tokenizer.bin
   std::string temperature = "1.0";
   std::string topp = "0.9";
   std::string seed = "0";  // 0: seed from the clock, as run.c
@@ -34,7 +34,7 @@ int run_run(const RunOptions& options);
 
 struct PlanOptions {
   std::string model;
-  std::string tokenizer = "tokenizer.bin";  // as run: the plan is exactly run's arena
+  std::string tokenizer;  // as run: the plan is exactly run's arena
   std::string heap;
   std::string device;  // empty: the host (one RAM tier of --heap, the model file)
   std::string kv = "f32";  // KV cache element type: f32 (exact) or f16
@@ -61,7 +61,9 @@ int run_synth(const SynthOptions& options);
 
 struct ConvertOptions {
   std::string input;
-  std::string to;          // only "q80"
+  std::string to;          // "q80" or "gguf"
+  std::string type;        // gguf: f32 (default), f16, q8_0, q4_0
+  std::string tokenizer;   // gguf: tokenizer.bin to embed
   std::string group_size;  // empty: chosen from dim and hidden_dim
   std::string output;
 };
@@ -70,7 +72,7 @@ int run_convert(const ConvertOptions& options);
 
 struct BenchOptions {
   std::string model;
-  std::string tokenizer = "tokenizer.bin";  // as run
+  std::string tokenizer;  // as run
   std::string kernels;
   std::string threads = "1";
   std::string steps = "256";
@@ -88,6 +90,21 @@ int run_bench(const BenchOptions& options);
 
 void add_devices_command(CLI::App& app);
 int run_devices();
+struct EvalOptions {
+  std::string model;
+  std::string text;
+  std::string tokenizer;  // as run
+  std::string against;
+  std::string split = "heldout";
+  std::string split_seed;
+  std::string stories;
+  std::string seq_len = "0";
+  std::string stride;
+  std::string kernels;
+  std::string threads = "1";
+};
+void add_eval_command(CLI::App& app, EvalOptions& options);
+int run_eval(const EvalOptions& options);
 
 // Parses argv and runs the chosen command; returns the process exit code.
 int run_cli(int argc, char** argv);

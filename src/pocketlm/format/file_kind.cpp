@@ -119,8 +119,8 @@ bool describe_foreign_file(const unsigned char* head, std::size_t n, std::uint64
   if (starts_with(head, n, "GGUF")) {
     char version[24] = "";
     if (n >= 8) std::snprintf(version, sizeof version, " v%u", static_cast<unsigned>(le32(head + 4)));
-    std::snprintf(out, out_size, "a GGUF%s file (llama.cpp's format), which pocketlm does not read: use a llama2.c "
-                  "checkpoint (llama2.c's export.py writes one)", version);
+    std::snprintf(out, out_size, "a GGUF%s file (llama.cpp's format); pocketlm reads GGUF v3 llama models with F32, "
+                  "F16, Q8_0 and Q4_0 tensors", version);
     return true;
   }
   if (starts_with(head, n, "lmgg") || starts_with(head, n, "fmgg") || starts_with(head, n, "tjgg")) {
@@ -195,6 +195,8 @@ Status name_foreign_file(Storage& storage, const Status& rejected) {
   char what[240];
   if (n == 0 || !storage.read(0, head, n).ok() || !describe_foreign_file(head, n, size, what, sizeof what))
     return rejected;
+  // GGUF files have their own reader, whose error already names the key or tensor at fault.
+  if (starts_with(head, n, "GGUF")) return rejected;
   return Status::error(StatusCode::kBadFormat, "%s: this is %s", storage.name(), what);
 }
 

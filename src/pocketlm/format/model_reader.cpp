@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "pocketlm/format/file_kind.h"
+#include "pocketlm/format/gguf_reader.h"
 #include "pocketlm/format/llama2c_reader.h"
 
 namespace pocketlm {
@@ -39,6 +40,7 @@ class ProbedStorage final : public Storage {
 bool probe_llama2c(const unsigned char*, std::size_t) { return true; }
 
 const ModelReader kReaders[] = {
+    {"GGUF", probe_gguf, read_gguf_spec},
     {"llama2.c", probe_llama2c, read_llama2c_spec},
     {nullptr, nullptr, nullptr},
 };

@@ -10,6 +10,7 @@ const char* format_name(ModelFormat format) {
     case ModelFormat::kLlama2cV0: return "llama2.c v0 (legacy fp32)";
     case ModelFormat::kLlama2cV1: return "llama2.c v1 (fp32)";
     case ModelFormat::kLlama2cV2: return "llama2.c v2 (q80)";
+    case ModelFormat::kGguf: return "GGUF v3";
   }
   return "?";
 }
@@ -38,6 +39,12 @@ void role_shape(const ModelConfig& c, TensorRole role, std::uint64_t* rows, std:
 
 bool ModelSpec::add_role(TensorRole role, TensorType type, int group, std::uint64_t rows, std::uint64_t cols,
                          std::uint64_t offset, std::uint64_t* end) {
+  return add_role_strided(role, type, group, rows, cols, offset, 0, end);
+}
+
+bool ModelSpec::add_role_strided(TensorRole role, TensorType type, int group, std::uint64_t rows, std::uint64_t cols,
+                                 std::uint64_t offset, std::uint64_t stride, std::uint64_t* end) {
+  if (order_count_ >= kTensorRoleCount || roles_[static_cast<int>(role)].present) return false;
   RoleEntry e;
   e.present = true;
   e.type = type;
@@ -47,8 +54,16 @@ bool ModelSpec::add_role(TensorRole role, TensorType type, int group, std::uint6
   e.base = offset;
   std::uint64_t numel = 0, total = 0;
   const std::uint64_t layers = is_per_layer(role) ? static_cast<std::uint64_t>(config.n_layers) : 1;
+  if (layers == 0) return false;
   if (!checked_mul(rows, cols, &numel) || !type_bytes(type, numel, group, &e.value_bytes, &e.scale_bytes) ||
-      !checked_add(e.value_bytes, e.scale_bytes, &e.stride) || !checked_mul(e.stride, layers, &total) ||
+      !checked_add(e.value_bytes, e.scale_bytes, &e.stride))
+    return false;
+  if (stride != 0) {
+    if (stride < e.stride) return false;
+    e.stride = stride;
+  }
+  // The end of the last layer's tensor: (layers - 1) strides, then one tensor.
+  if (!checked_mul(e.stride, layers - 1, &total) || !checked_add(total, e.value_bytes + e.scale_bytes, &total) ||
       !checked_add(offset, total, end))
     return false;
   roles_[static_cast<int>(role)] = e;
@@ -64,6 +79,7 @@ void ModelSpec::reset() {
   group_size = 0;
   header_bytes = 0;
   file_bytes = 0;
+  tokenizer = EmbeddedTokenizer{};
   for (RoleEntry& e : roles_) e = RoleEntry{};
   order_count_ = 0;
 }

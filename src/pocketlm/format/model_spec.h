@@ -11,7 +11,7 @@
 
 namespace pocketlm {
 
-enum class ModelFormat { kLlama2cV0, kLlama2cV1, kLlama2cV2 };
+enum class ModelFormat { kLlama2cV0, kLlama2cV1, kLlama2cV2, kGguf };
 const char* format_name(ModelFormat format);  // "llama2.c v0 (legacy fp32)", ...
 
 // The hyperparameters of a Llama-family decoder, after validation (all dims positive). Plain
@@ -51,6 +51,20 @@ struct TensorInfo {
   std::uint64_t numel() const { return rows * cols; }
 };
 
+// A tokenizer stored inside the model file (GGUF's tokenizer.ggml.* arrays), located by the
+// reader so that the session can size its tables and read them later through Storage in chunks
+// (text/gguf_tokenizer.h). Only SentencePiece-style vocabularies ("llama") are readable.
+struct EmbeddedTokenizer {
+  bool present = false;           // tokenizer.ggml.model is "llama" and its arrays are valid
+  char model[16] = "";            // tokenizer.ggml.model as found ("" when absent), for messages
+  int count = 0;                  // tokens (= vocab_size)
+  std::uint64_t tokens_offset = 0;  // file offset of the first token string (its u64 length)
+  std::uint64_t scores_offset = 0;  // file offset of the f32 scores (0: none, scores are 0)
+  std::uint64_t types_offset = 0;   // file offset of the i32 token types (0: none)
+  std::uint64_t piece_bytes = 0;  // bytes of all pieces as the tokenizer holds them (see gguf_tokenizer.h)
+  int max_piece_bytes = 0;
+};
+
 struct ModelSpec {
   ModelFormat format = ModelFormat::kLlama2cV0;
   const char* architecture = "llama";  // selects the model kind (model/model_kind.h)
@@ -58,7 +72,8 @@ struct ModelSpec {
   bool shared_classifier = true;  // the classifier is the token-embedding table
   int group_size = 0;             // llama2.c q80 group size; 0 for fp32 files
   std::uint64_t header_bytes = 0;
-  std::uint64_t file_bytes = 0;   // equals the size the header implies
+  std::uint64_t file_bytes = 0;   // equals the size the header implies (GGUF: at least)
+  EmbeddedTokenizer tokenizer;    // GGUF models may carry their tokenizer
 
   // Tensors in file order (per-layer roles expand to n_layers entries, layer by layer).
   int tensor_count() const;
@@ -77,6 +92,10 @@ struct ModelSpec {
   // added) when a size overflows 64 bits; the end offset of the last layer goes to *end.
   bool add_role(TensorRole role, TensorType type, int group, std::uint64_t rows, std::uint64_t cols,
                 std::uint64_t offset, std::uint64_t* end);
+  // The same with an explicit distance between layers (GGUF: tensors of one role evenly spaced
+  // by the writer's order and alignment padding); `stride` >= the tensor's bytes.
+  bool add_role_strided(TensorRole role, TensorType type, int group, std::uint64_t rows, std::uint64_t cols,
+                        std::uint64_t offset, std::uint64_t stride, std::uint64_t* end);
 
  private:
   struct RoleEntry {

@@ -27,6 +27,20 @@ Status ChunkReader::refill() {
   return Status();
 }
 
+Status ChunkReader::skip(std::uint64_t bytes) {
+  const std::uint64_t at = offset();
+  if (bytes > storage_.size() || at > storage_.size() - bytes)
+    return Status::error(StatusCode::kBadFormat, "%s: unexpected end of file in a field starting at offset %llu",
+                         storage_.name(), static_cast<unsigned long long>(at));
+  if (bytes <= end_ - pos_) {
+    pos_ += static_cast<std::size_t>(bytes);
+    return Status();
+  }
+  next_offset_ = at + bytes;
+  pos_ = end_ = 0;
+  return Status();
+}
+
 Status ChunkReader::take(void* dst, std::size_t bytes) {
   const std::uint64_t field_offset = offset();
   auto* out = static_cast<unsigned char*>(dst);

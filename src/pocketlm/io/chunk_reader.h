@@ -18,6 +18,9 @@ class ChunkReader {
   // Copies the next `bytes` bytes into dst. Running past the end is a kBadFormat error
   // naming the storage and the offset at which the field started.
   Status take(void* dst, std::size_t bytes);
+  // Moves past the next `bytes` bytes without copying them; running past the end of the
+  // storage is the same kBadFormat error as take()'s.
+  Status skip(std::uint64_t bytes);
   // Offset in the storage of the next byte take() would return.
   std::uint64_t offset() const { return next_offset_ - (end_ - pos_); }
 

@@ -9,13 +9,22 @@
 //   widening byte multiplies (vmull_s8, |product| <= 2^14 fits int16) and pairwise widening
 //   adds into int32 (vpadalq_s16); no dot-product extension needed. Then, 4 rows at a time,
 //   each lane does runq.c's acc += ((float)isum * w_scale) * x_scale, groups in order.
+// - Q4_0 and Q8_0: weights interleaved by 4 rows with 4 bytes of a row side by side
+//   (quant/block_interleave.h): widening byte multiplies against 4 activation bytes repeated in
+//   every lane, pairwise widening adds, so lane k ends with row k's exact int32 block sum (Q4_0
+//   multiplies the nibbles q + 8 and subtracts 8 * the activation block's sum); then each lane
+//   does the reference's acc = acc + (float)isum * (d_w * d_x), blocks in order.
 // Ragged shapes (rows not a multiple of 4, group sizes not a multiple of 16) use the
 // reference loops. Selected by default on AArch64 (kernels/registry.cpp).
 #include <arm_neon.h>
 
 #include <cstddef>
+#include <cstring>
 
 #include "pocketlm/kernels/reference.h"
+#include "pocketlm/quant/fp16.h"
+#include "pocketlm/quant/q4_0.h"
+#include "pocketlm/quant/q8_0.h"
 #include "pocketlm/quant/q80.h"
 
 namespace pocketlm {
@@ -113,6 +122,81 @@ void matmul_q80(float* out, const std::int8_t* xq, const float* xs, const std::i
   }
 }
 
+
+// ---- GGUF block types ----
+
+inline int8x16_t repeat4(const std::int8_t* p) {
+  std::uint32_t v;
+  std::memcpy(&v, p, 4);
+  return vreinterpretq_s8_u32(vdupq_n_u32(v));
+}
+
+// Lanes (r0 b0..b3, r1 b0..b3) of a vector of 8 int16 products summed per row into int32 pairs,
+// then pairwise: lane k of the result is the sum over row k.
+inline int32x4_t rows_of(int32x4_t r01, int32x4_t r23) { return vpaddq_s32(r01, r23); }
+
+template <bool kQ4>
+void matmul_ggml_rows(float* out, const unsigned char* w, const unsigned char* xb, int n, int full) {
+  constexpr std::size_t kBs = kQ4 ? kQ4_0BlockBytes : kQ8_0BlockBytes;
+  const int nb = n / 32;
+  const std::size_t row_bytes = static_cast<std::size_t>(nb) * kBs;
+  const uint8x16_t low4 = vdupq_n_u8(0x0F);
+  for (int r = 0; r < full; r += kLanes) {
+    const unsigned char* base = w + static_cast<std::size_t>(r) * row_bytes;
+    float32x4_t acc = vdupq_n_f32(0.0f);
+    for (int b = 0; b < nb; ++b) {
+      const unsigned char* chunk = base + static_cast<std::size_t>(b) * kLanes * kBs;
+      const unsigned char* q = chunk + 2 * kLanes;
+      const unsigned char* xblk = xb + static_cast<std::size_t>(b) * kQ8_0BlockBytes;
+      const auto* xq = reinterpret_cast<const std::int8_t*>(xblk + 2);
+      int32x4_t s01 = vdupq_n_s32(0), s23 = vdupq_n_s32(0);  // pair sums of rows 0,1 and 2,3
+      std::int32_t correction = 0;
+      if constexpr (kQ4) {
+        for (int t = 0; t < 4; ++t) {
+          const uint8x16_t v = vld1q_u8(q + 16 * t);
+          const int8x16_t lo = vreinterpretq_s8_u8(vandq_u8(v, low4));
+          const int8x16_t hi = vreinterpretq_s8_u8(vshrq_n_u8(v, 4));
+          const int8x16_t xl = repeat4(xq + 4 * t), xh = repeat4(xq + 16 + 4 * t);
+          // nibble * x fits int16 (<= 15 * 127); two of them too.
+          const int16x8_t p01 = vaddq_s16(vmull_s8(vget_low_s8(lo), vget_low_s8(xl)), vmull_s8(vget_low_s8(hi), vget_low_s8(xh)));
+          const int16x8_t p23 = vaddq_s16(vmull_high_s8(lo, xl), vmull_high_s8(hi, xh));
+          s01 = vpadalq_s16(s01, p01);
+          s23 = vpadalq_s16(s23, p23);
+        }
+        std::int32_t sum = 0;
+        for (int i = 0; i < 32; ++i) sum += xq[i];
+        correction = 8 * sum;
+      } else {
+        for (int t = 0; t < 8; ++t) {
+          const int8x16_t v = vld1q_s8(reinterpret_cast<const std::int8_t*>(q + 16 * t));
+          const int8x16_t xv = repeat4(xq + 4 * t);
+          s01 = vpadalq_s16(s01, vmull_s8(vget_low_s8(v), vget_low_s8(xv)));
+          s23 = vpadalq_s16(s23, vmull_high_s8(v, xv));
+        }
+      }
+      const int32x4_t isum = vsubq_s32(rows_of(s01, s23), vdupq_n_s32(correction));
+      float scales[kLanes];
+      for (int k = 0; k < kLanes; ++k) scales[k] = fp16_to_fp32(load_fp16(chunk + 2 * k));
+      const float32x4_t scale = vmulq_f32(vld1q_f32(scales), vdupq_n_f32(fp16_to_fp32(load_fp16(xblk))));
+      acc = vaddq_f32(acc, vmulq_f32(vcvtq_f32_s32(isum), scale));
+    }
+    vst1q_f32(out + r, acc);
+  }
+}
+
+template <bool kQ4>
+void matmul_ggml(float* out, const Matrix& w, const Activation& x, int rows) {
+  const int full = w.interleave == kLanes ? rows / kLanes * kLanes : 0;
+  matmul_ggml_rows<kQ4>(out, static_cast<const unsigned char*>(w.values), static_cast<const unsigned char*>(x.values),
+                        w.cols, full);
+  if (full < rows) {
+    if constexpr (kQ4)
+      reference::matmul_q4_0(out + full, rows_from(w, full), x, rows - full);
+    else
+      reference::matmul_q8_0(out + full, rows_from(w, full), x, rows - full);
+  }
+}
+
 }  // namespace
 
 const Kernels& neon_kernels() {
@@ -122,6 +206,10 @@ const Kernels& neon_kernels() {
     k.matmul[type_index(TensorType::kF32)] = matmul_f32_entry<matmul_f32>;
     k.matmul[type_index(TensorType::kQ80)] = matmul_q80_entry<matmul_q80>;
     k.interleave[type_index(TensorType::kF32)] = fixed_interleave<kLanes>;
+    k.matmul[type_index(TensorType::kQ8_0)] = matmul_ggml<false>;
+    k.matmul[type_index(TensorType::kQ4_0)] = matmul_ggml<true>;
+    k.interleave[type_index(TensorType::kQ8_0)] = fixed_interleave<kLanes>;
+    k.interleave[type_index(TensorType::kQ4_0)] = fixed_interleave<kLanes>;
     return k;
   }();
   return kNeon;

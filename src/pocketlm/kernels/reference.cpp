@@ -5,6 +5,8 @@
 
 #include "pocketlm/kernels/reference.h"
 #include "pocketlm/quant/fp16.h"
+#include "pocketlm/quant/q4_0.h"
+#include "pocketlm/quant/q8_0.h"
 #include "pocketlm/quant/q80.h"
 
 namespace pocketlm {
@@ -33,6 +35,64 @@ void matmul_q80(float* out, const std::int8_t* xq, const float* xs, const std::i
     }
     out[i] = val;
   }
+}
+
+void matmul_f16(float* out, const Matrix& w, const Activation& x, int rows) {
+  const int n = w.cols;
+  const auto* h = static_cast<const std::uint16_t*>(w.values);
+  const float* xv = x.f32();
+  for (int i = 0; i < rows; ++i) {
+    const std::uint16_t* row = h + static_cast<std::size_t>(i) * n;
+    float val = 0.0f;
+    for (int j = 0; j < n; ++j) val += fp16_to_fp32(row[j]) * xv[j];
+    out[i] = val;
+  }
+}
+
+void matmul_q8_0(float* out, const Matrix& w, const Activation& x, int rows) {
+  const int nb = w.cols / kQ8_0Block;
+  const auto* wb = static_cast<const unsigned char*>(w.values);
+  const auto* xb = static_cast<const unsigned char*>(x.values);
+  for (int i = 0; i < rows; ++i) {
+    const unsigned char* row = wb + static_cast<std::size_t>(i) * nb * kQ8_0BlockBytes;
+    float acc = 0.0f;
+    for (int b = 0; b < nb; ++b) {
+      const unsigned char* wblk = row + static_cast<std::size_t>(b) * kQ8_0BlockBytes;
+      const unsigned char* xblk = xb + static_cast<std::size_t>(b) * kQ8_0BlockBytes;
+      const auto* wq = reinterpret_cast<const std::int8_t*>(wblk + 2);
+      const auto* xq = reinterpret_cast<const std::int8_t*>(xblk + 2);
+      std::int32_t isum = 0;
+      for (int k = 0; k < kQ8_0Block; ++k) isum += static_cast<std::int32_t>(wq[k]) * static_cast<std::int32_t>(xq[k]);
+      acc += static_cast<float>(isum) * (fp16_to_fp32(load_fp16(wblk)) * fp16_to_fp32(load_fp16(xblk)));
+    }
+    out[i] = acc;
+  }
+}
+
+void matmul_q4_0(float* out, const Matrix& w, const Activation& x, int rows) {
+  const int nb = w.cols / kQ4_0Block;
+  const auto* wb = static_cast<const unsigned char*>(w.values);
+  const auto* xb = static_cast<const unsigned char*>(x.values);
+  for (int i = 0; i < rows; ++i) {
+    const unsigned char* row = wb + static_cast<std::size_t>(i) * nb * kQ4_0BlockBytes;
+    float acc = 0.0f;
+    for (int b = 0; b < nb; ++b) {
+      const unsigned char* wblk = row + static_cast<std::size_t>(b) * kQ4_0BlockBytes;
+      const unsigned char* xblk = xb + static_cast<std::size_t>(b) * kQ8_0BlockBytes;
+      const auto* xq = reinterpret_cast<const std::int8_t*>(xblk + 2);
+      std::int32_t isum = 0;
+      for (int k = 0; k < 16; ++k) {
+        isum += (static_cast<std::int32_t>(wblk[2 + k] & 0x0F) - 8) * static_cast<std::int32_t>(xq[k]);
+        isum += (static_cast<std::int32_t>(wblk[2 + k] >> 4) - 8) * static_cast<std::int32_t>(xq[k + 16]);
+      }
+      acc += static_cast<float>(isum) * (fp16_to_fp32(load_fp16(wblk)) * fp16_to_fp32(load_fp16(xblk)));
+    }
+    out[i] = acc;
+  }
+}
+
+void quantize_q8_0_act(const float* x, int n, int, void* values, float*) {
+  quantize_q8_0(x, static_cast<std::size_t>(n), values);
 }
 
 void rmsnorm(float* out, const float* x, const float* w, int n, float eps) {
@@ -150,6 +210,10 @@ const Kernels& reference_kernels() {
     k.matmul[type_index(TensorType::kF32)] = matmul_f32_entry<matmul_f32>;
     k.matmul[type_index(TensorType::kQ80)] = matmul_q80_entry<matmul_q80>;
     k.quantize_act[type_index(TensorType::kQ80)] = quantize_q80_entry<quantize_q80_activations>;
+    k.matmul[type_index(TensorType::kF16)] = matmul_f16;
+    k.matmul[type_index(TensorType::kQ8_0)] = matmul_q8_0;
+    k.matmul[type_index(TensorType::kQ4_0)] = matmul_q4_0;
+    k.quantize_act[type_index(TensorType::kQ8_0)] = quantize_q8_0_act;
     k.rmsnorm = rmsnorm;
     k.softmax = softmax;
     k.attention = attention;

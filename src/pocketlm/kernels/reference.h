@@ -11,6 +11,18 @@ namespace pocketlm::reference {
 void matmul_f32(float* out, const float* x, const float* w, int n, int d);
 void matmul_q80(float* out, const std::int8_t* xq, const float* xs, const std::int8_t* wq, const float* ws, int n,
                 int d, int group_size);
+// GGUF types, row-major weights (interleave 1). The arithmetic each backend must reproduce:
+// - f16:  out[i] = sum over j in index order of fp16_to_fp32(w[i][j]) * x[j] (f32 activations,
+//         a separate multiply and add, as matmul_f32).
+// - q8_0 and q4_0 (activations quantized to Q8_0 blocks, quant/q8_0.h): per row, acc = 0.0f;
+//   for each block b in order: isum = the exact int32 sum of the 32 products q_w * q_x (q_w the
+//   weight's int8, or its nibble - 8 for q4_0); acc = acc + (float)isum * (d_w * d_x), with d_w
+//   and d_x the blocks' fp16 scales as floats (d_w * d_x rounded first). out[i] = acc.
+void matmul_f16(float* out, const Matrix& w, const Activation& x, int rows);
+void matmul_q8_0(float* out, const Matrix& w, const Activation& x, int rows);
+void matmul_q4_0(float* out, const Matrix& w, const Activation& x, int rows);
+// Activations to Q8_0 blocks (quant/q8_0.h's rule), as the kernel table calls it.
+void quantize_q8_0_act(const float* x, int n, int group, void* values, float* scales);
 void rmsnorm(float* out, const float* x, const float* w, int n, float eps);
 void softmax(float* x, int n);
 // run.c's RoPE with powf/cosf/sinf on the fly: the oracle for model/rope_table.h, which the

@@ -1,6 +1,9 @@
 // CPU feature dispatch in one place: which backends this build has, which this CPU can run,
 // and which is the default (the fastest exact one).
 #include <cstring>
+#if defined(POCKETLM_HAVE_AVX2)
+#include <cpuid.h>
+#endif
 
 #include "pocketlm/kernels/kernels.h"
 
@@ -18,7 +21,11 @@ namespace {
 
 [[maybe_unused]] bool cpu_has_avx2() {  // unused where no x86 backend is compiled
 #if defined(POCKETLM_HAVE_AVX2)
-  return __builtin_cpu_supports("avx2");
+  // The avx2 backend also converts fp16 block scales with F16C (every AVX2 CPU has it): CPUID
+  // leaf 1, ECX bit 29 (clang's __builtin_cpu_supports does not know "f16c").
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  const bool f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29)) != 0;
+  return __builtin_cpu_supports("avx2") && f16c;
 #else
   return false;
 #endif

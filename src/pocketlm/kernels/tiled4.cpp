@@ -17,6 +17,10 @@
 //   acc += ((float)isum * w_scale) * x_scale, groups in order.
 // - attention: scores for 4 positions at a time (each one summed in index order), and the
 //   weighted sum of values adds 4 positions per pass over the output, in position order.
+// - Q4_0 and Q8_0: weights interleaved by 4 rows with 4 bytes of a row side by side
+//   (quant/block_interleave.h): one pass over a block's bytes gives the exact int32 sums of 4
+//   rows (Q4_0 multiplies the nibbles q + 8 and subtracts 8 * the activation block's sum), then
+//   each row does the reference's acc = acc + (float)isum * (d_w * d_x), blocks in order.
 // Ragged rows (d % 4) use the reference loops; rmsnorm, softmax and swiglu are the
 // reference ones (they are dominated by expf / sqrtf / powf and cosf / sinf calls).
 #include <cmath>
@@ -24,6 +28,9 @@
 #include <cstring>
 
 #include "pocketlm/kernels/reference.h"
+#include "pocketlm/quant/fp16.h"
+#include "pocketlm/quant/q4_0.h"
+#include "pocketlm/quant/q8_0.h"
 #include "pocketlm/quant/q80.h"
 
 #if defined(__GNUC__) || defined(__clang__) || defined(_MSC_VER)
@@ -245,6 +252,70 @@ void attention(const AttentionArgs& a) {
   }
 }
 
+
+// ---- GGUF block types ----
+
+inline std::int32_t block_sum(const std::int8_t* xq) {
+  std::int32_t s = 0;
+  for (int i = 0; i < 32; ++i) s += xq[i];
+  return s;
+}
+
+// Rows [0, full) of a 4-row interleaved Q4_0 or Q8_0 matrix (chunk g: 4 scales, then groups of
+// 4 rows x 4 bytes).
+template <bool kQ4>
+void matmul_ggml_rows(float* POCKETLM_RESTRICT out, const unsigned char* POCKETLM_RESTRICT w,
+                      const unsigned char* POCKETLM_RESTRICT xb, int n, int full) {
+  constexpr std::size_t kBs = kQ4 ? kQ4_0BlockBytes : kQ8_0BlockBytes;
+  constexpr int kGroups = kQ4 ? 4 : 8;
+  const int nb = n / 32;
+  const std::size_t row_bytes = static_cast<std::size_t>(nb) * kBs;
+  for (int r = 0; r < full; r += kLanes) {
+    const unsigned char* base = w + static_cast<std::size_t>(r) * row_bytes;
+    float acc[kLanes] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (int b = 0; b < nb; ++b) {
+      const unsigned char* chunk = base + static_cast<std::size_t>(b) * kLanes * kBs;
+      const unsigned char* q = chunk + 2 * kLanes;
+      const unsigned char* xblk = xb + static_cast<std::size_t>(b) * kQ8_0BlockBytes;
+      const auto* xq = reinterpret_cast<const std::int8_t*>(xblk + 2);
+      std::int32_t isum[kLanes] = {0, 0, 0, 0};
+      for (int t = 0; t < kGroups; ++t) {
+        const unsigned char* v = q + 16 * t;  // 4 rows x 4 bytes
+        for (int k = 0; k < kLanes; ++k) {
+          std::int32_t s = 0;
+          for (int i = 0; i < 4; ++i) {
+            const unsigned char byte = v[4 * k + i];
+            if constexpr (kQ4)
+              s += static_cast<std::int32_t>(byte & 0x0F) * xq[4 * t + i] +
+                   static_cast<std::int32_t>(byte >> 4) * xq[16 + 4 * t + i];
+            else
+              s += static_cast<std::int32_t>(static_cast<std::int8_t>(byte)) * xq[4 * t + i];
+          }
+          isum[k] += s;
+        }
+      }
+      const std::int32_t correction = kQ4 ? 8 * block_sum(xq) : 0;
+      const float dx = fp16_to_fp32(load_fp16(xblk));
+      for (int k = 0; k < kLanes; ++k)
+        acc[k] = acc[k] + static_cast<float>(isum[k] - correction) * (fp16_to_fp32(load_fp16(chunk + 2 * k)) * dx);
+    }
+    for (int k = 0; k < kLanes; ++k) out[r + k] = acc[k];
+  }
+}
+
+template <bool kQ4>
+void matmul_ggml(float* out, const Matrix& w, const Activation& x, int rows) {
+  const int full = w.interleave == kLanes ? rows / kLanes * kLanes : 0;
+  matmul_ggml_rows<kQ4>(out, static_cast<const unsigned char*>(w.values), static_cast<const unsigned char*>(x.values),
+                        w.cols, full);
+  if (full < rows) {
+    if constexpr (kQ4)
+      reference::matmul_q4_0(out + full, rows_from(w, full), x, rows - full);
+    else
+      reference::matmul_q8_0(out + full, rows_from(w, full), x, rows - full);
+  }
+}
+
 }  // namespace
 
 const Kernels& tiled4_kernels() {
@@ -255,6 +326,10 @@ const Kernels& tiled4_kernels() {
     k.matmul[type_index(TensorType::kQ80)] = matmul_q80_entry<matmul_q80>;
     k.interleave[type_index(TensorType::kF32)] = fixed_interleave<kLanes>;
     k.attention = attention;
+    k.matmul[type_index(TensorType::kQ8_0)] = matmul_ggml<false>;
+    k.matmul[type_index(TensorType::kQ4_0)] = matmul_ggml<true>;
+    k.interleave[type_index(TensorType::kQ8_0)] = fixed_interleave<kLanes>;
+    k.interleave[type_index(TensorType::kQ4_0)] = fixed_interleave<kLanes>;
     return k;
   }();
   return kTiled4;

@@ -38,6 +38,15 @@ Status DecoderState::carve(const ModelConfig& c, int seq_len, KvType kv, Arena& 
   return Status();
 }
 
+bool activation_row_bytes(TensorType act, std::uint64_t width, int group, std::uint64_t* values,
+                          std::uint64_t* scales) {
+  // Rounded up to whole blocks: with ggml's fixed blocks of 32, hidden_dim need not be a
+  // multiple of the block when its matrix (w2) is of another type.
+  const std::uint64_t g = group > 0 ? static_cast<std::uint64_t>(group) : 1;
+  std::uint64_t padded = 0;
+  return group > 0 && checked_add(width, (g - width % g) % g, &padded) && type_bytes(act, padded, group, values, scales);
+}
+
 Status BlockOps::carve(const ModelSpec& spec, const Kernels& kernels, Arena& arena) {
   k_ = &kernels;
   eps_ = spec.config.rms_eps;
@@ -54,7 +63,7 @@ Status BlockOps::carve(const ModelSpec& spec, const Kernels& kernels, Arena& are
     if (group_[a] == 0) {
       group_[a] = group;
       std::uint64_t values = 0, scales = 0;
-      if (!type_bytes(act, widest, group, &values, &scales))
+      if (!activation_row_bytes(act, widest, group, &values, &scales))
         return Status::error(StatusCode::kBadFormat, "tensor %s: group size %d does not divide %llu",
                              role_name(t.role), group, static_cast<unsigned long long>(widest));
       unsigned char* v = nullptr;

@@ -53,6 +53,11 @@ struct DecoderState {
   Status carve(const ModelConfig& config, int seq_len, KvType kv, Arena& arena);
 };
 
+// Bytes of one input vector of `width` values in activation type `act` (values and scales),
+// rounded up to whole blocks of `group`; false on overflow or a group <= 0.
+bool activation_row_bytes(TensorType act, std::uint64_t width, int group, std::uint64_t* values,
+                          std::uint64_t* scales);
+
 // One matmul of a forward pass: out[w.rows] = W · x.
 struct MatmulOp {
   float* out;

@@ -35,7 +35,7 @@ Status BlockOps::carve_batch(const ModelSpec& spec, int batch, Arena& arena) {
     if (group_[a] == 0) continue;  // carve() found no matrix reading this activation type
     const auto act = static_cast<TensorType>(a);
     std::uint64_t values = 0, scales = 0;
-    if (!type_bytes(act, widest, group_[a], &values, &scales))
+    if (!activation_row_bytes(act, widest, group_[a], &values, &scales))
       return Status::error(StatusCode::kBadFormat, "prefill batch: group size %d does not divide %llu", group_[a],
                            static_cast<unsigned long long>(widest));
     // One row per token, each as wide as the widest input, so token t starts at t * row.

@@ -3,6 +3,10 @@
 #include <cstring>
 
 #include "pocketlm/base/checked.h"
+#include "pocketlm/quant/block_interleave.h"
+#include "pocketlm/quant/fp16.h"
+#include "pocketlm/quant/q4_0.h"
+#include "pocketlm/quant/q8_0.h"
 #include "pocketlm/quant/q80.h"
 #include "pocketlm/quant/q80_interleave.h"
 #include "pocketlm/quant/row_interleave.h"
@@ -40,9 +44,55 @@ void q80_row(const void* values, const float* scales, std::size_t r, std::size_t
   dequantize_interleaved_q80_row(static_cast<const std::int8_t*>(values), scales, r, n, d, group, il, out);
 }
 
+// f16: halves, used with f32 activations.
+void f16_dequantize(const void* values, const float*, int n, int, float* out) {
+  const auto* h = static_cast<const std::uint16_t*>(values);
+  for (int i = 0; i < n; ++i) out[i] = fp16_to_fp32(h[i]);
+}
+void f16_interleave(void* dst, float*, const void* src, const float*, std::size_t n, std::size_t, std::size_t il) {
+  interleave_halves(static_cast<std::uint16_t*>(dst), static_cast<const std::uint16_t*>(src), n, il);
+}
+void f16_row(const void* values, const float*, std::size_t r, std::size_t n, std::size_t d, std::size_t,
+             std::size_t il, float* out) {
+  const auto* h = static_cast<const std::uint16_t*>(values);
+  if (il == 1 || r >= d / il * il) {
+    for (std::size_t j = 0; j < n; ++j) out[j] = fp16_to_fp32(h[r * n + j]);
+    return;
+  }
+  const std::uint16_t* base = h + (r / il) * il * n + r % il;
+  for (std::size_t j = 0; j < n; ++j) out[j] = fp16_to_fp32(base[j * il]);
+}
+
+// ggml blocks (Q8_0, Q4_0): one block dequantizer, laid out row-major or interleaved.
+template <std::size_t kBlockBytes, void (*Dequantize)(const void*, std::size_t, float*)>
+void ggml_dequantize(const void* values, const float*, int n, int, float* out) {
+  Dequantize(values, static_cast<std::size_t>(n), out);
+}
+template <std::size_t kBlockBytes>
+void ggml_interleave(void* dst, float*, const void* src, const float*, std::size_t n, std::size_t, std::size_t il) {
+  interleave_ggml_blocks(static_cast<unsigned char*>(dst), static_cast<const unsigned char*>(src), n, kBlockBytes, il);
+}
+template <std::size_t kBlockBytes, void (*Dequantize)(const void*, std::size_t, float*)>
+void ggml_row(const void* values, const float*, std::size_t r, std::size_t n, std::size_t d, std::size_t,
+              std::size_t il, float* out) {
+  unsigned char block[kBlockBytes];
+  for (std::size_t g = 0; g < n / 32; ++g) {
+    copy_ggml_block(static_cast<const unsigned char*>(values), r, g, n, d, kBlockBytes, il, block);
+    Dequantize(block, 32, out + g * 32);
+  }
+}
+void q8_0_quantize(const float* x, int n, int, void* values, float*) {
+  quantize_q8_0(x, static_cast<std::size_t>(n), values);
+}
+
 const TypeTraits kTraits[kTensorTypeCount] = {
-    {"f32", 1, 32, 0, 0, true, TensorType::kF32, f32_dequantize, nullptr, f32_interleave, f32_row},
-    {"q80", 0, 8, 0, 4, false, TensorType::kQ80, q80_dequantize, q80_quantize, q80_interleave, q80_row},
+    {"f32", 1, 32, 0, 0, 32, TensorType::kF32, f32_dequantize, nullptr, f32_interleave, f32_row},
+    {"q80", 0, 8, 0, 4, 0, TensorType::kQ80, q80_dequantize, q80_quantize, q80_interleave, q80_row},
+    {"f16", 1, 16, 0, 0, 16, TensorType::kF32, f16_dequantize, nullptr, f16_interleave, f16_row},
+    {"q8_0", 32, 8, 2, 0, 0, TensorType::kQ8_0, ggml_dequantize<kQ8_0BlockBytes, dequantize_q8_0>, q8_0_quantize,
+     ggml_interleave<kQ8_0BlockBytes>, ggml_row<kQ8_0BlockBytes, dequantize_q8_0>},
+    {"q4_0", 32, 4, 2, 0, 0, TensorType::kQ8_0, ggml_dequantize<kQ4_0BlockBytes, dequantize_q4_0>, nullptr,
+     ggml_interleave<kQ4_0BlockBytes>, ggml_row<kQ4_0BlockBytes, dequantize_q4_0>},
 };
 
 }  // namespace
@@ -78,15 +128,40 @@ bool non_finite(const float* v, std::size_t n, std::size_t* at) {
   return false;
 }
 
+// The same for n halves at offset + i * stride bytes (all exponent bits set: inf or NaN).
+bool non_finite_half(const void* base, std::size_t n, std::size_t offset, std::size_t stride, std::size_t* at) {
+  const auto* p = static_cast<const unsigned char*>(base) + offset;
+  for (std::size_t i = 0; i < n; ++i, p += stride) {
+    if ((load_fp16(p) & 0x7C00u) == 0x7C00u) {
+      *at = i;
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 bool find_non_finite(TensorType type, const void* values, const float* scales, std::size_t rows, std::size_t cols,
                      int group, NonFinite* found) {
   const TypeTraits& t = type_traits(type);
   std::size_t at = 0;
-  if (t.float_values && non_finite(static_cast<const float*>(values), rows * cols, &at)) {
+  if (t.float_value_bits == 32 && non_finite(static_cast<const float*>(values), rows * cols, &at)) {
     *found = NonFinite{at, false, static_cast<const float*>(values)[at]};
     return true;
+  }
+  if (t.float_value_bits == 16 && non_finite_half(values, rows * cols, 0, 2, &at)) {
+    *found = NonFinite{at, false, fp16_to_fp32(load_fp16(static_cast<const unsigned char*>(values) + 2 * at))};
+    return true;
+  }
+  if (t.inline_scale_bytes == 2) {  // ggml blocks: the fp16 scale starts each block
+    const auto block = static_cast<std::size_t>(block_elements(type, group));
+    const std::size_t block_bytes = block * static_cast<std::size_t>(t.value_bits) / 8 + 2;
+    if (non_finite_half(values, rows * cols / block, 0, block_bytes, &at)) {
+      const unsigned char* p = static_cast<const unsigned char*>(values) + at * block_bytes;
+      *found = NonFinite{static_cast<std::uint64_t>(at) * block, true, fp16_to_fp32(load_fp16(p))};
+      return true;
+    }
   }
   if (t.stream_scale_bytes == sizeof(float) && scales) {
     const auto block = static_cast<std::size_t>(block_elements(type, group));

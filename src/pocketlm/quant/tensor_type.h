@@ -14,7 +14,11 @@ enum class TensorType : std::uint8_t {
   kF32 = 0,  // IEEE binary32
   kQ80,      // llama2.c's q80 (runq.c): int8 values, then one fp32 scale per group in a separate
              // stream; the group size is file-wide (the v2 header's group_size)
-  kCount     // room for kF16, kQ8_0 and kQ4_0 (ggml blocks of 32 with an fp16 scale)
+  kF16,      // IEEE binary16 (GGUF F16); matmuls read f32 activations
+  kQ8_0,     // ggml Q8_0: blocks of 32 = fp16 scale + 32 int8 (quant/q8_0.h); also the activation
+             // type of Q8_0 and Q4_0 matmuls
+  kQ4_0,     // ggml Q4_0: blocks of 32 = fp16 scale + 16 bytes of nibbles (quant/q4_0.h)
+  kCount
 };
 inline constexpr int kTensorTypeCount = static_cast<int>(TensorType::kCount);
 inline constexpr int type_index(TensorType t) { return static_cast<int>(t); }
@@ -23,9 +27,10 @@ struct TypeTraits {
   const char* name;     // "f32", "q80": as inspect and plan print it
   int block;            // elements per block; 0 = the tensor's own group size (llama2.c q80)
   int value_bits;       // bits per element in the value stream
-  int inline_scale_bytes;  // bytes of scale stored inside each block (ggml types; 0 here)
+  int inline_scale_bytes;  // bytes of fp16 scale at the start of each block (ggml types), else 0
   int stream_scale_bytes;  // bytes of scale per block in a separate stream (q80: one fp32)
-  bool float_values;       // the value stream is IEEE binary32 (checked for NaN/inf at load)
+  int float_value_bits;    // 32 or 16: the values are IEEE floats of that width (checked for NaN/inf at
+                           // load); 0: integers
   TensorType activation;   // what a matmul over this type quantizes its input vector to
   // Dequantizes n elements that start on a block boundary: out[i] = value i (run.c/runq.c's
   // dequantize for q80). `scales` is the separate scale stream (null when there is none).

@@ -29,6 +29,13 @@ Status tokenizer_sizes(const Storage& tokenizer, const ModelSpec& spec, const Se
   return Status();
 }
 
+// The same for a tokenizer inside the model file (GGUF): sizes from the header pass.
+void embedded_tokenizer_sizes(const ModelSpec& spec, const SessionOptions& options, std::uint64_t* piece_bytes,
+                              std::size_t* chunk) {
+  *piece_bytes = spec.tokenizer.piece_bytes;
+  *chunk = options.io_chunk_bytes;
+}
+
 // Whether every logit is finite, in one cheap pass: x * 0 is 0 for a finite x and NaN for NaN
 // or inf, so the sum stays 0 exactly when all are finite (four sums break the add chain).
 bool logits_finite(const float* logits, int n) {
@@ -143,7 +150,10 @@ Status Session::plan_in(Storage& model, Storage* tokenizer, const SessionOptions
     return Status::error(StatusCode::kInvalidArgument, "io chunk: 0 bytes; reads need a positive chunk size");
   std::uint64_t piece_bytes = 0;
   std::size_t chunk = options.io_chunk_bytes;
-  if (tokenizer) POCKETLM_TRY(tokenizer_sizes(*tokenizer, *spec, options, &piece_bytes, &chunk));
+  if (tokenizer)
+    POCKETLM_TRY(tokenizer_sizes(*tokenizer, *spec, options, &piece_bytes, &chunk));
+  else if (spec->tokenizer.present)
+    embedded_tokenizer_sizes(*spec, options, &piece_bytes, &chunk);
 
   // A batch the caller fixed is part of every plan; the plan's own choice comes after the
   // weights are placed, from the memory they leave (weights read once per token matter more
@@ -195,6 +205,10 @@ Status Session::plan_in(Storage& model, Storage* tokenizer, const SessionOptions
 }
 
 Status Session::open(Storage& model, Storage& tokenizer, const SessionOptions& options) {
+  return open(model, &tokenizer, options);
+}
+
+Status Session::open(Storage& model, Storage* tokenizer, const SessionOptions& options) {
   if (opened_)
     return Status::error(StatusCode::kInvalidArgument, "%s: open() was already called on this session; use a new Session",
                          model.name());
@@ -202,7 +216,16 @@ Status Session::open(Storage& model, Storage& tokenizer, const SessionOptions& o
   model_reads_.wrap(&model);
   const ModelSpec& spec = spec_;
   // The model object's own memory serves the measuring carves: no second object on the stack.
-  POCKETLM_TRY(plan_in(model_reads_, &tokenizer, options, &spec_, &plan_, &placement_, &prefill_batch_, model_memory_));
+  POCKETLM_TRY(plan_in(model_reads_, tokenizer, options, &spec_, &plan_, &placement_, &prefill_batch_, model_memory_));
+  if (!tokenizer && !spec.tokenizer.present) {
+    if (spec.tokenizer.model[0])
+      return Status::error(StatusCode::kUnsupported,
+                           "%s: the model's tokenizer (tokenizer.ggml.model = '%s') is not one pocketlm reads; give a "
+                           "tokenizer.bin with -z",
+                           model.name(), spec.tokenizer.model);
+    return Status::error(StatusCode::kInvalidArgument, "%s: the model file carries no tokenizer; give one with -z",
+                         model.name());
+  }
   const std::uint64_t need = plan_.total();
   if (!plan_.fits()) {
     // The first RAM tier that overflows (with --heap alone: the one budget).
@@ -253,7 +276,10 @@ Status Session::open(Storage& model, Storage& tokenizer, const SessionOptions& o
 
   std::uint64_t piece_bytes = 0;
   std::size_t chunk = 0;
-  POCKETLM_TRY(tokenizer_sizes(tokenizer, spec, options, &piece_bytes, &chunk));
+  if (tokenizer)
+    POCKETLM_TRY(tokenizer_sizes(*tokenizer, spec, options, &piece_bytes, &chunk));
+  else
+    embedded_tokenizer_sizes(spec, options, &piece_bytes, &chunk);
   const ModelKind* kind = nullptr;
   POCKETLM_TRY(find_model_kind(model.name(), spec, &kind));
   model_ = kind->construct(model_memory_);
@@ -264,7 +290,11 @@ Status Session::open(Storage& model, Storage& tokenizer, const SessionOptions& o
                          &tokenizer_,
                          &sampler_, &buffer));
   // The tokenizer is small and its errors are common: check it before reading the weights.
-  POCKETLM_TRY(tokenizer_.load(tokenizer, buffer, chunk));
+  if (tokenizer)
+    POCKETLM_TRY(tokenizer_.load(*tokenizer, buffer, chunk));
+  else
+    POCKETLM_TRY(tokenizer_.load_gguf(model_reads_, spec.tokenizer, spec.config.bos_id, spec.config.eos_id, buffer,
+                                      chunk));
   tokenizer_.set_special_tokens(spec.config.bos_id, spec.config.eos_id);
   POCKETLM_TRY(model_->load(model_reads_, options.io_chunk_bytes, options.read_queue));
   parallel_ = options.parallel;

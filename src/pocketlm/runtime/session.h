@@ -88,8 +88,8 @@ class Session {
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
-  // Computes the plan for `model` (header only) and `tokenizer` (size only; may be null)
-  // under `options`, without allocating: when the weights do not all fit the RAM tiers, it
+  // Computes the plan for `model` (header only) and `tokenizer` (size only; null: the model's
+  // own tokenizer when it carries one, else none) under `options`, without allocating: when the weights do not all fit the RAM tiers, it
   // keeps in storage what costs the fewest bytes read per token (runtime/placement.h) and
   // returns that placement in *placement (when not null). A plan that does not fit even so
   // is returned too (plan->fits() is false). Errors: bad header, seq_len out of range.
@@ -104,6 +104,9 @@ class Session {
   // tokenizer. A session opens once: a second call is an error (kInvalidArgument), and after a
   // failed open generate() refuses to run.
   Status open(Storage& model, Storage& tokenizer, const SessionOptions& options);
+  // The same; a null `tokenizer` takes the one the model file carries (GGUF), an error when it
+  // carries none pocketlm reads.
+  Status open(Storage& model, Storage* tokenizer, const SessionOptions& options);
 
   // Encodes a prompt with BOS (run.c: encode(prompt, bos=1, eos=0)). tokens must hold
   // strlen(text) + 3 entries. Error when the prompt is longer than the context.

@@ -116,13 +116,17 @@ Status Tokenizer::load(Storage& storage, unsigned char* chunk, std::size_t chunk
                          storage.name(), static_cast<unsigned long long>(piece_bytes_ - used), vocab_size_ - 1,
                          vocab_size_);
 
+  sort_vocabulary();
+  return Status();
+}
+
+void Tokenizer::sort_vocabulary() {
   for (int i = 0; i < vocab_size_; ++i) sorted_[i] = i;
   std::sort(sorted_, sorted_ + vocab_size_, [this](int a, int b) {
     const Piece pa = piece(a), pb = piece(b);
     const int c = compare_concat(pa.data, pa.size, nullptr, 0, pb.data, pb.size);
     return c != 0 ? c < 0 : a < b;
   });
-  return Status();
 }
 
 Piece Tokenizer::piece(int token) const {

@@ -12,6 +12,8 @@
 
 namespace pocketlm {
 
+struct EmbeddedTokenizer;  // format/model_spec.h
+
 // llama2.c's special ids; models that carry their own (GGUF) set them with set_special_tokens.
 inline constexpr int kBosToken = 1;
 inline constexpr int kEosToken = 2;
@@ -37,6 +39,13 @@ class Tokenizer {
   // record past the end of the file (fewer records than the model's vocab_size), bytes left
   // after the last record (more records than vocab_size).
   Status load(Storage& storage, unsigned char* chunk, std::size_t chunk_bytes);
+  // Fills the same tables from a model file's own vocabulary (GGUF tokenizer.ggml.tokens and
+  // scores, located by the reader in `embedded`), read through `chunk` (text/gguf_tokenizer.cpp).
+  // Pieces are stored as llama2.c's tokenizer.bin holds them: U+2581 as a space, and the
+  // `bos_id` and `eos_id` pieces wrapped in newlines ("\n<s>\n"), so that a vocabulary converted
+  // from tokenizer.bin loads back identical. carve() takes embedded.piece_bytes.
+  Status load_gguf(Storage& storage, const EmbeddedTokenizer& embedded, int bos_id, int eos_id, unsigned char* chunk,
+                   std::size_t chunk_bytes);
 
   // Encodes text[0..len) (run.c's encode): optional BOS, a dummy-prefix " " when the text is
   // non-empty, one token per UTF-8 code point (or its bytes + 3 when not in the vocabulary),
@@ -66,6 +75,8 @@ class Tokenizer {
   int max_token_length() const { return max_token_length_; }
 
  private:
+  // Orders sorted_ by piece bytes (run.c's sort), after either load.
+  void sort_vocabulary();
   // Id of the piece equal to a || b, or -1 (binary search over sorted_).
   int lookup_pair(const unsigned char* a, std::size_t alen, const unsigned char* b,
                            std::size_t blen) const;

@@ -1,0 +1,205 @@
+// `pocketlm eval MODEL TEXTFILE`: how well a model predicts a text, and with --against BASE how
+// far its next-token distributions are from another model's (what a quantization costs).
+//
+// The text is cut into stories at lines holding only <|endoftext|>; by default only the
+// held-out 5 % (story_split.h: SplitMix64(seed + i) % 100 >= 95, seed 42) is read. Each story is
+// encoded as `run` encodes a prompt (BOS, then SentencePiece's leading space) and every token
+// after BOS is predicted exactly once: a story longer than the context is read in windows of
+// --seq-len tokens starting every --stride tokens (default half the context), each window fed
+// from position 0, and a token is scored in the first window that predicts it (so it has at
+// least seq_len - stride tokens of context, or all before it).
+//
+// Reported: mean cross-entropy in nats per scored token, perplexity exp(CE), and bits per UTF-8
+// byte = (sum of the tokens' -log2 p) / (bytes of the stories' text): comparable across
+// tokenizers. With --against BASE (same vocabulary), fed the same tokens: mean
+// KL(P_BASE || P_MODEL) in nats per scored token and how often both give the same most likely
+// token (llama.cpp's perplexity tool reports the same pair for quantized models). All sums are
+// in double; log-softmax subtracts the maximum logit.
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli_common.h"
+#include "commands.h"
+#include "progress_bar.h"
+#include "story_split.h"
+#include "pocketlm/runtime/session.h"
+#include "ports/posix/file_storage.h"
+#include "ports/posix/thread_pool.h"
+
+namespace pocketlm::cli {
+
+void add_eval_command(CLI::App& app, EvalOptions& o) {
+  CLI::App* cmd = app.add_subcommand(
+      "eval", "cross-entropy, perplexity and bits per byte of a model on a text; --against: KL and top-1 agreement");
+  cmd->add_option("model", o.model, "model: llama2.c .bin or GGUF")->required()->type_name("FILE");
+  cmd->add_option("text", o.text, "UTF-8 text, stories separated by <|endoftext|> lines")->required()->type_name("FILE");
+  cmd->add_option("-z", o.tokenizer, kTokenizerHelp)->type_name("FILE");
+  cmd->add_option("--against", o.against, "base model (same vocabulary): report mean KL(base || model) and top-1 agreement")
+      ->type_name("FILE");
+  cmd->add_option("--split", o.split, "stories read: heldout (the fixed 5 %, default) or all")->type_name("heldout|all");
+  cmd->add_option("--split-seed", o.split_seed, "seed of the held-out split (default 42)")->type_name("INT");
+  cmd->add_option("--stories", o.stories, "read at most this many stories of the split (default: all)")->type_name("INT");
+  cmd->add_option("--seq-len", o.seq_len, "window length in tokens (default: the model's seq_len)")->type_name("INT");
+  cmd->add_option("--stride", o.stride, "tokens between window starts (default: half the window)")->type_name("INT");
+  cmd->add_option("--kernels", o.kernels, "kernel backend (default: the fastest one this CPU has)")
+      ->type_name(kernel_choices());
+  cmd->add_option("--threads", o.threads, "worker threads (default 1)")->type_name("INT");
+}
+
+namespace {
+
+// A session for one model with its tokenizer (-z or the model's own).
+struct Opened {
+  FileStorage model, tokenizer_file;
+  Session session;
+};
+
+Status open_model(const std::string& path, const std::string& z, const SessionOptions& options, Opened* o) {
+  POCKETLM_TRY(o->model.open(path.c_str(), "model"));
+  Storage* tokenizer = nullptr;
+  std::string label;
+  POCKETLM_TRY(open_tokenizer(z, path, &o->tokenizer_file, &tokenizer, &label));
+  return o->session.open(o->model, tokenizer, options);
+}
+
+// log(sum(exp(l))) over n logits, in double.
+double log_sum_exp(const float* l, int n) {
+  double max = l[0];
+  for (int i = 1; i < n; ++i) max = l[i] > max ? l[i] : max;
+  double sum = 0;
+  for (int i = 0; i < n; ++i) sum += std::exp(static_cast<double>(l[i]) - max);
+  return max + std::log(sum);
+}
+
+int argmax(const float* l, int n) {
+  int best = 0;
+  for (int i = 1; i < n; ++i)
+    if (l[i] > l[best]) best = i;
+  return best;
+}
+
+// KL(P || Q) for logits p, q.
+double kl_divergence(const float* p, const float* q, int n) {
+  const double lp = log_sum_exp(p, n), lq = log_sum_exp(q, n);
+  double kl = 0;
+  for (int i = 0; i < n; ++i) {
+    const double log_p = p[i] - lp;
+    kl += std::exp(log_p) * (log_p - (q[i] - lq));
+  }
+  return kl;
+}
+
+struct Totals {
+  double nll = 0, kl = 0;
+  std::uint64_t tokens = 0, bytes = 0, agree = 0, windows = 0;
+};
+
+Status parse_count(const char* flag, const std::string& text, long long min, long long* out) {
+  return parse_int(flag, text, min, INT32_MAX, out);
+}
+
+}  // namespace
+
+int run_eval(const EvalOptions& o) {
+  SessionOptions options;
+  HostResources host;
+  Status st = parse_memory_flags(o.seq_len, "", "", &options);
+  if (st.ok()) st = parse_backend_flags(o.kernels, o.threads, &options, &host);
+  long long stride = 0, max_stories = 0;
+  if (st.ok() && !o.stride.empty()) st = parse_count("--stride", o.stride, 1, &stride);
+  if (st.ok() && !o.stories.empty()) st = parse_count("--stories", o.stories, 1, &max_stories);
+  std::uint64_t seed = kDefaultSplitSeed;
+  bool unused = false;
+  if (st.ok() && !o.split_seed.empty()) st = parse_seed("--split-seed", o.split_seed, &seed, &unused);
+  if (st.ok() && o.split != "heldout" && o.split != "all")
+    st = Status::error(StatusCode::kInvalidArgument, "--split: '%s' is not heldout or all", o.split.c_str());
+  if (!st.ok()) return fail(st);
+
+  std::ifstream in(o.text, std::ios::binary);
+  if (!in) return fail(o.text + ": cannot open text file");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+
+  Opened model, base;
+  st = open_model(o.model, o.tokenizer, options, &model);
+  if (st.ok() && !o.against.empty()) st = open_model(o.against, o.tokenizer, options, &base);
+  if (!st.ok()) return fail(st);
+  Session& m = model.session;
+  const int vocab = m.spec().config.vocab_size;
+  const bool against = !o.against.empty();
+  if (against && base.session.spec().config.vocab_size != vocab)
+    return fail(o.against + ": vocab_size " + std::to_string(base.session.spec().config.vocab_size) + " differs from " +
+                o.model + "'s " + std::to_string(vocab) + ": KL needs the same vocabulary");
+  const int window = against && base.session.seq_len() < m.seq_len() ? base.session.seq_len() : m.seq_len();
+  const int step = stride > 0 ? static_cast<int>(stride < window ? stride : window) : (window > 1 ? window / 2 : 1);
+
+  // The stories of the split, encoded.
+  const std::vector<std::string_view> stories = split_stories(text);
+  std::vector<std::vector<std::int32_t>> encoded;
+  std::size_t chosen = 0;
+  Totals t;
+  for (std::size_t i = 0; i < stories.size(); ++i) {
+    if (o.split == "heldout" && !is_heldout_story(i, seed)) continue;
+    if (max_stories > 0 && chosen >= static_cast<std::size_t>(max_stories)) break;
+    ++chosen;
+    std::vector<std::int32_t> tokens(stories[i].size() + 3);
+    int n = 0;
+    st = m.tokenizer().encode(stories[i].data(), stories[i].size(), true, false, tokens.data(), tokens.size(), &n);
+    if (!st.ok()) return fail(o.text + ": story " + std::to_string(i) + ": " + st.message());
+    tokens.resize(static_cast<std::size_t>(n));
+    t.bytes += stories[i].size();
+    encoded.push_back(std::move(tokens));
+  }
+  std::uint64_t to_score = 0;
+  for (const auto& s : encoded) to_score += s.size() > 1 ? s.size() - 1 : 0;
+  if (to_score == 0) return fail(o.text + ": no story of the split has a token to predict");
+
+  {
+    ProgressBar bar("eval", to_score);
+    for (const auto& s : encoded) {
+      const int len = static_cast<int>(s.size());
+      int scored_upto = 1;  // tokens before this index are scored (index 0 is BOS, given)
+      for (int start = 0; scored_upto < len; start += step) {
+        ++t.windows;
+        for (int p = 0; p < window && start + p + 1 < len; ++p) {
+          const int target = start + p + 1;
+          const float* logits = m.model().forward(s[static_cast<std::size_t>(start + p)], p);
+          const float* base_logits = against ? base.session.model().forward(s[static_cast<std::size_t>(start + p)], p) : nullptr;
+          if (target < scored_upto) continue;
+          scored_upto = target + 1;
+          t.nll += log_sum_exp(logits, vocab) - logits[s[static_cast<std::size_t>(target)]];
+          ++t.tokens;
+          if (against) {
+            t.kl += kl_divergence(base_logits, logits, vocab);
+            t.agree += argmax(base_logits, vocab) == argmax(logits, vocab) ? 1 : 0;
+          }
+          bar.advance(1);
+        }
+      }
+    }
+  }
+
+  const double ce = t.nll / static_cast<double>(t.tokens);
+  std::printf("model          %s (%s)\n", o.model.c_str(), format_name(m.spec().format));
+  std::printf("text           %s: %s, %zu of %zu stories, %llu bytes\n", o.text.c_str(),
+              o.split == "all" ? "all stories" : ("held-out 5 %, split seed " + std::to_string(seed)).c_str(), chosen,
+              stories.size(), static_cast<unsigned long long>(t.bytes));
+  std::printf("tokens         %llu scored, in %llu windows of up to %d tokens, stride %d\n",
+              static_cast<unsigned long long>(t.tokens), static_cast<unsigned long long>(t.windows), window, step);
+  std::printf("cross-entropy  %.6f nats/token\n", ce);
+  std::printf("perplexity     %.6f\n", std::exp(ce));
+  std::printf("bits per byte  %.6f\n", t.nll / std::log(2.0) / static_cast<double>(t.bytes));
+  if (against) {
+    std::printf("against        %s\n", o.against.c_str());
+    std::printf("mean KL        %.6f nats/token (KL(base || model))\n", t.kl / static_cast<double>(t.tokens));
+    std::printf("top-1 agree    %.4f %%\n", 100.0 * static_cast<double>(t.agree) / static_cast<double>(t.tokens));
+  }
+  return kExitOk;
+}
+
+}  // namespace pocketlm::cli

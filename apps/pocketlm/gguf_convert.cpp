@@ -1,0 +1,320 @@
+// `pocketlm convert IN --to gguf --type f32|f16|q8_0|q4_0 [-z tokenizer.bin] -o OUT`: any model
+// pocketlm reads (llama2.c v0/v1/v2, GGUF) to a GGUF v3 `llama` file in llama.cpp's names and
+// keys, written front to back by the engine's GgufWriter: metadata, the tokenizer (from -z, or
+// copied from a GGUF input), then every tensor streamed a few rows at a time (dequantized to
+// f32, converted to the target type). wq and wk are copied in their row order: llama2.c and
+// GGUF llama files share the RoPE pairing (format/gguf.h).
+//
+// Types: norms stay F32 (as llama.cpp keeps them); every matrix takes --type, except that a
+// matrix whose rows are not whole blocks of 32 (stories260K's w2: 172 columns) cannot be
+// Q8_0/Q4_0 and is written F16 instead, which the summary line names.
+#include "gguf_convert.h"
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cli_common.h"
+#include "output_file.h"
+#include "progress_bar.h"
+#include "pocketlm/format/gguf.h"
+#include "pocketlm/format/gguf_writer.h"
+#include "pocketlm/format/model_reader.h"
+#include "pocketlm/io/chunk_reader.h"
+#include "pocketlm/quant/fp16.h"
+#include "pocketlm/quant/q4_0.h"
+#include "pocketlm/quant/q8_0.h"
+#include "ports/posix/file_storage.h"
+
+namespace pocketlm::cli {
+
+namespace {
+
+using namespace gguf;
+using K = TensorRole;
+
+class FileSink final : public ByteSink {
+ public:
+  explicit FileSink(OutputFile& out) : out_(out) {}
+  Status write(const void* data, std::size_t bytes) override { return out_.write(data, bytes); }
+
+ private:
+  OutputFile& out_;
+};
+
+// The vocabulary to embed: pieces as GGUF spells them, scores, token types.
+struct Vocab {
+  std::vector<std::string> pieces;
+  std::vector<float> scores;
+  std::vector<std::int32_t> types;
+  bool present() const { return !pieces.empty(); }
+};
+
+// llama2.c's tokenizer.bin (tokenizer.py's spelling) to GGUF's: spaces back to U+2581, the BOS
+// and EOS pieces without tokenizer.py's surrounding newlines, and token types by the rules
+// SentencePiece gives them (id 0 "<unk>" unknown, BOS/EOS control, "<0xHH>" byte).
+Status read_tokenizer_bin(const std::string& path, int vocab, int bos, int eos, Vocab* v) {
+  FileStorage f;
+  POCKETLM_TRY(f.open(path.c_str(), "tokenizer"));
+  std::vector<unsigned char> chunk(64 * 1024);
+  ChunkReader r(f, 0, chunk.data(), chunk.size());
+  std::int32_t max_len = 0;
+  POCKETLM_TRY(r.take(&max_len, 4));
+  if (max_len <= 0)
+    return Status::error(StatusCode::kBadFormat, "%s: tokenizer field max_token_length = %d must be positive", f.name(),
+                         max_len);
+  for (int i = 0; i < vocab; ++i) {
+    float score = 0;
+    std::int32_t len = 0;
+    Status st = r.take(&score, 4);
+    if (st.ok()) st = r.take(&len, 4);
+    if (!st.ok())
+      return Status::error(StatusCode::kBadFormat, "%s: tokenizer has fewer records than the model's vocab_size = %d",
+                           f.name(), vocab);
+    if (len < 0 || len > max_len)
+      return Status::error(StatusCode::kBadFormat, "%s: tokenizer record %d has piece length %d outside [0, %d]",
+                           f.name(), i, len, max_len);
+    std::string piece(static_cast<std::size_t>(len), '\0');
+    POCKETLM_TRY(r.take(piece.data(), piece.size()));
+    if ((i == bos || i == eos) && piece.size() >= 2 && piece.front() == '\n' && piece.back() == '\n')
+      piece = piece.substr(1, piece.size() - 2);
+    std::string spelled;
+    for (char c : piece) {
+      if (c == ' ')
+        spelled.append(reinterpret_cast<const char*>(kSpaceMark), 3);
+      else
+        spelled.push_back(c);
+    }
+    std::int32_t type = kTokenNormal;
+    if (i == bos || i == eos)
+      type = kTokenControl;
+    else if (i == 0 && spelled == "<unk>")
+      type = kTokenUnknown;
+    else if (spelled.size() == 6 && spelled.compare(0, 3, "<0x") == 0 && spelled[5] == '>')
+      type = kTokenByte;
+    v->pieces.push_back(std::move(spelled));
+    v->scores.push_back(score);
+    v->types.push_back(type);
+  }
+  if (r.offset() != f.size())
+    return Status::error(StatusCode::kBadFormat,
+                         "%s: tokenizer has %llu bytes after record %d: it holds more pieces than the model's "
+                         "vocab_size = %d",
+                         f.name(), static_cast<unsigned long long>(f.size() - r.offset()), vocab - 1, vocab);
+  return Status();
+}
+
+// A GGUF input's own vocabulary, copied as it is spelled there.
+Status read_embedded(FileStorage& in, const EmbeddedTokenizer& t, Vocab* v) {
+  std::vector<unsigned char> chunk(64 * 1024);
+  ChunkReader r(in, t.tokens_offset, chunk.data(), chunk.size());
+  for (int i = 0; i < t.count; ++i) {
+    std::uint64_t len = 0;
+    POCKETLM_TRY(r.take(&len, 8));
+    std::string piece(static_cast<std::size_t>(len), '\0');  // the reader checked len against the file
+    POCKETLM_TRY(r.take(piece.data(), piece.size()));
+    v->pieces.push_back(std::move(piece));
+  }
+  v->scores.assign(static_cast<std::size_t>(t.count), 0.0f);
+  if (t.scores_offset) POCKETLM_TRY(in.read(t.scores_offset, v->scores.data(), v->scores.size() * 4));
+  v->types.assign(static_cast<std::size_t>(t.count), kTokenNormal);
+  if (t.types_offset) POCKETLM_TRY(in.read(t.types_offset, v->types.data(), v->types.size() * 4));
+  return Status();
+}
+
+struct OutTensor {
+  std::string name;
+  TensorInfo source;
+  std::uint32_t type;  // ggml type written
+  std::uint64_t bytes = 0;
+};
+
+std::uint32_t ggml_of(const std::string& type) {
+  if (type == "f16") return kGgmlF16;
+  if (type == "q8_0") return kGgmlQ8_0;
+  if (type == "q4_0") return kGgmlQ4_0;
+  return kGgmlF32;
+}
+
+std::uint32_t file_type_of(std::uint32_t ggml) {
+  switch (ggml) {
+    case kGgmlF16: return kFileTypeF16;
+    case kGgmlQ8_0: return kFileTypeQ8_0;
+    case kGgmlQ4_0: return kFileTypeQ4_0;
+    default: return kFileTypeF32;
+  }
+}
+
+// llama.cpp's tensor order: token_embd, each layer's tensors, output_norm, output.
+std::vector<OutTensor> plan_tensors(const ModelSpec& spec, std::uint32_t matrix_type, std::vector<std::string>* fallbacks) {
+  std::vector<OutTensor> out;
+  auto add = [&](K role, int layer) {
+    OutTensor t;
+    t.source = spec.tensor(role, layer);
+    char name[64];
+    const char* g = role_info(role).gguf_name;
+    if (layer >= 0)
+      std::snprintf(name, sizeof name, "blk.%d%s", layer, g + 6);
+    else
+      std::snprintf(name, sizeof name, "%s", g);
+    t.name = name;
+    t.type = kGgmlF32;
+    if (t.source.rows > 1) {
+      t.type = matrix_type;
+      if ((matrix_type == kGgmlQ8_0 || matrix_type == kGgmlQ4_0) && t.source.cols % 32 != 0) {
+        t.type = kGgmlF16;
+        if (layer <= 0) fallbacks->push_back(layer < 0 ? t.name : std::string("blk.N") + (g + 6));
+      }
+    }
+    out.push_back(t);
+  };
+  add(K::kTokenEmbedding, -1);
+  for (int l = 0; l < spec.config.n_layers; ++l)
+    for (K role : {K::kRmsAtt, K::kWq, K::kWk, K::kWv, K::kWo, K::kRmsFfn, K::kW1, K::kW2, K::kW3}) add(role, l);
+  add(K::kRmsFinal, -1);
+  if (!spec.shared_classifier) add(K::kWcls, -1);
+  return out;
+}
+
+// Streams one tensor: rows read and dequantized to f32, converted, written.
+class TensorCopier {
+ public:
+  TensorCopier(FileStorage& in, GgufWriter& w, ProgressBar& bar) : in_(in), w_(w), bar_(bar) {}
+
+  Status copy(const OutTensor& t) {
+    const TensorInfo& s = t.source;
+    const auto cols = static_cast<std::size_t>(s.cols);
+    const std::size_t rv = row_value_bytes(s.type, cols, s.group), rs = row_scale_bytes(s.type, cols, s.group);
+    // Whole rows per chunk, about 64K values (at least one row).
+    const std::size_t rows_per = cols >= 65536 ? 1 : 65536 / cols;
+    POCKETLM_TRY(w_.begin_tensor(t.bytes));
+    for (std::uint64_t r = 0; r < s.rows;) {
+      const std::size_t n_rows = static_cast<std::size_t>(s.rows - r < rows_per ? s.rows - r : rows_per);
+      const std::size_t n = n_rows * cols;
+      raw_.resize(n_rows * rv);
+      scales_.resize(n_rows * rs / sizeof(float) + 1);
+      f32_.resize(n);
+      POCKETLM_TRY(in_.read(s.offset + r * rv, raw_.data(), raw_.size()));
+      if (rs) POCKETLM_TRY(in_.read(s.scales_offset + r * rs, scales_.data(), n_rows * rs));
+      type_traits(s.type).dequantize(raw_.data(), rs ? scales_.data() : nullptr, static_cast<int>(n), s.group,
+                                     f32_.data());
+      POCKETLM_TRY(write_as(t.type, n));
+      bar_.advance(raw_.size() + n_rows * rs);
+      r += n_rows;
+    }
+    return Status();
+  }
+
+ private:
+  Status write_as(std::uint32_t type, std::size_t n) {
+    switch (type) {
+      case kGgmlF32: return w_.tensor_data(f32_.data(), n * 4);
+      case kGgmlF16: {
+        out_.resize(n * 2);
+        for (std::size_t i = 0; i < n; ++i) store_fp16(out_.data() + 2 * i, fp32_to_fp16(f32_[i]));
+        return w_.tensor_data(out_.data(), out_.size());
+      }
+      case kGgmlQ8_0:
+        out_.resize(n / 32 * kQ8_0BlockBytes);
+        quantize_q8_0(f32_.data(), n, out_.data());
+        return w_.tensor_data(out_.data(), out_.size());
+      default:
+        out_.resize(n / 32 * kQ4_0BlockBytes);
+        quantize_q4_0(f32_.data(), n, out_.data());
+        return w_.tensor_data(out_.data(), out_.size());
+    }
+  }
+
+  FileStorage& in_;
+  GgufWriter& w_;
+  ProgressBar& bar_;
+  std::vector<unsigned char> raw_, out_;
+  std::vector<float> scales_, f32_;
+};
+
+std::string base_name(const std::string& path) {
+  std::string b = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
+  const std::size_t dot = b.find_last_of('.');
+  return dot == std::string::npos || dot == 0 ? b : b.substr(0, dot);
+}
+
+}  // namespace
+
+Status convert_to_gguf(const GgufConvertOptions& o, std::string* summary) {
+  if (o.type != "f32" && o.type != "f16" && o.type != "q8_0" && o.type != "q4_0")
+    return Status::error(StatusCode::kInvalidArgument, "--type: '%s' is not a GGUF type pocketlm writes (f32, f16, q8_0, q4_0)",
+                         o.type.c_str());
+  FileStorage in;
+  POCKETLM_TRY(in.open(o.input.c_str(), "model"));
+  ModelSpec spec;
+  POCKETLM_TRY(read_model_spec(in, &spec));
+  POCKETLM_TRY(check_tensors_addressable(in.name(), spec, SIZE_MAX));
+  const ModelConfig& c = spec.config;
+
+  Vocab vocab;
+  if (!o.tokenizer.empty())
+    POCKETLM_TRY(read_tokenizer_bin(o.tokenizer, c.vocab_size, c.bos_id, c.eos_id, &vocab));
+  else if (spec.tokenizer.tokens_offset)
+    POCKETLM_TRY(read_embedded(in, spec.tokenizer, &vocab));
+
+  std::vector<std::string> fallbacks;
+  const std::uint32_t matrix_type = ggml_of(o.type);
+  std::vector<OutTensor> tensors = plan_tensors(spec, matrix_type, &fallbacks);
+
+  OutputFile out;
+  POCKETLM_TRY(out.open(o.output, "-o"));
+  FileSink sink(out);
+  GgufWriter w(sink);
+  const std::string name = base_name(o.input);
+  const char* tok_model = spec.tokenizer.model[0] ? spec.tokenizer.model : "llama";
+  const std::uint64_t kv_count = 15 + (vocab.present() ? 7 : 0);
+  POCKETLM_TRY(w.begin(tensors.size(), kv_count));
+  POCKETLM_TRY(w.kv_string(key::kArchitecture, "llama"));
+  POCKETLM_TRY(w.kv_string(key::kName, name.c_str()));
+  POCKETLM_TRY(w.kv_u32(key::kAlignment, kDefaultAlignment));
+  POCKETLM_TRY(w.kv_u32(key::kFileType, file_type_of(matrix_type)));
+  POCKETLM_TRY(w.kv_u32(key::kQuantizationVersion, 2));
+  POCKETLM_TRY(w.kv_u32(key::kContextLength, static_cast<std::uint32_t>(c.seq_len)));
+  POCKETLM_TRY(w.kv_u32(key::kEmbeddingLength, static_cast<std::uint32_t>(c.dim)));
+  POCKETLM_TRY(w.kv_u32(key::kBlockCount, static_cast<std::uint32_t>(c.n_layers)));
+  POCKETLM_TRY(w.kv_u32(key::kFeedForwardLength, static_cast<std::uint32_t>(c.hidden_dim)));
+  POCKETLM_TRY(w.kv_u32(key::kHeadCount, static_cast<std::uint32_t>(c.n_heads)));
+  POCKETLM_TRY(w.kv_u32(key::kHeadCountKv, static_cast<std::uint32_t>(c.n_kv_heads)));
+  POCKETLM_TRY(w.kv_f32(key::kRmsEps, c.rms_eps));
+  POCKETLM_TRY(w.kv_f32(key::kRopeFreqBase, c.rope_theta));
+  POCKETLM_TRY(w.kv_u32(key::kRopeDimensionCount, static_cast<std::uint32_t>(c.head_size())));
+  POCKETLM_TRY(w.kv_u32(key::kVocabSize, static_cast<std::uint32_t>(c.vocab_size)));
+  if (vocab.present()) {
+    POCKETLM_TRY(w.kv_string(key::kTokenizerModel, tok_model));
+    POCKETLM_TRY(w.kv_array(key::kTokens, kString, vocab.pieces.size()));
+    for (const std::string& p : vocab.pieces) POCKETLM_TRY(w.array_string(p.data(), p.size()));
+    POCKETLM_TRY(w.kv_array(key::kScores, kFloat32, vocab.scores.size()));
+    POCKETLM_TRY(w.array_f32(vocab.scores.data(), vocab.scores.size()));
+    POCKETLM_TRY(w.kv_array(key::kTokenTypes, kInt32, vocab.types.size()));
+    POCKETLM_TRY(w.array_i32(vocab.types.data(), vocab.types.size()));
+    POCKETLM_TRY(w.kv_u32(key::kBosId, static_cast<std::uint32_t>(c.bos_id)));
+    POCKETLM_TRY(w.kv_u32(key::kEosId, static_cast<std::uint32_t>(c.eos_id)));
+    POCKETLM_TRY(w.kv_bool(key::kAddBos, true));
+  }
+  std::uint64_t total = 0;
+  for (OutTensor& t : tensors) {
+    POCKETLM_TRY(w.tensor_info(t.name.c_str(), t.source.rows, t.source.cols, t.type, &t.bytes));
+    total += t.source.bytes();
+  }
+  {
+    ProgressBar bar("convert", total);
+    TensorCopier copier(in, w, bar);
+    for (const OutTensor& t : tensors) POCKETLM_TRY(copier.copy(t));
+  }
+  POCKETLM_TRY(w.finish());
+  POCKETLM_TRY(out.commit());
+  *summary = "GGUF v3, matrices " + o.type + (vocab.present() ? ", tokenizer embedded" : ", no tokenizer (give -z to run it)");
+  if (!fallbacks.empty()) {
+    *summary += "; F16 for ";
+    for (std::size_t i = 0; i < fallbacks.size(); ++i) *summary += (i ? ", " : "") + fallbacks[i];
+    *summary += " (columns not a multiple of 32)";
+  }
+  return Status();
+}
+
+}  // namespace pocketlm::cli

@@ -1,0 +1,827 @@
+#include "pocketlm/format/gguf_reader.h"
+
+#include <cstring>
+#include <initializer_list>
+
+#include "pocketlm/base/checked.h"
+#include "pocketlm/base/format.h"
+#include "pocketlm/format/gguf.h"
+#include "pocketlm/io/chunk_reader.h"
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "GGUF fields are read as little-endian values");
+
+namespace pocketlm {
+
+namespace gguf {
+
+const char* value_type_name(std::uint32_t type) {
+  static const char* const kNames[kValueTypeCount] = {"u8",  "i8",     "u16",   "i16", "u32", "i32", "f32",
+                                                      "bool", "string", "array", "u64", "i64", "f64"};
+  return type < kValueTypeCount ? kNames[type] : "?";
+}
+
+int value_type_bytes(std::uint32_t type) {
+  static const int kBytes[kValueTypeCount] = {1, 1, 2, 2, 4, 4, 4, 1, 0, 0, 8, 8, 8};
+  return type < kValueTypeCount ? kBytes[type] : 0;
+}
+
+const char* ggml_type_name(std::uint32_t type) {
+  // ggml's type codes; 4, 5 (Q4_2, Q4_3) and 31..33 (Q4_0_4_4, ...) were removed from ggml.
+  static const char* const kNames[] = {"F32",     "F16",    "Q4_0",   "Q4_1",  "Q4_2 (removed)", "Q4_3 (removed)",
+                                       "Q5_0",    "Q5_1",   "Q8_0",   "Q8_1",  "Q2_K",           "Q3_K",
+                                       "Q4_K",    "Q5_K",   "Q6_K",   "Q8_K",  "IQ2_XXS",        "IQ2_XS",
+                                       "IQ3_XXS", "IQ1_S",  "IQ4_NL", "IQ3_S", "IQ2_S",          "IQ4_XS",
+                                       "I8",      "I16",    "I32",    "I64",   "F64",            "IQ1_M",
+                                       "BF16",    "Q4_0_4_4 (removed)", "Q4_0_4_8 (removed)", "Q4_0_8_8 (removed)",
+                                       "TQ1_0",   "TQ2_0",  "IQ4_NL_4_4 (removed)", "IQ4_NL_4_8 (removed)",
+                                       "IQ4_NL_8_8 (removed)", "MXFP4"};
+  return type < sizeof kNames / sizeof kNames[0] ? kNames[type] : "unknown";
+}
+
+}  // namespace gguf
+
+bool probe_gguf(const unsigned char* head, std::size_t n) { return n >= 4 && std::memcmp(head, "GGUF", 4) == 0; }
+
+namespace {
+
+using namespace gguf;
+
+constexpr std::size_t kBufferBytes = 256;
+constexpr int kIntMax = 2147483647;  // INT32_MAX is a long on some targets (arm-none-eabi); messages print %d
+// The passes below run one after another from read_gguf_spec; each keeps its own frame (the
+// metadata, the per-role table, the layer bitmap) so that no frame is large on a small stack.
+#define POCKETLM_FRAME __attribute__((noinline))
+constexpr std::size_t kKeyCap = 64;    // every key pocketlm reads is shorter
+constexpr std::size_t kNameCap = 64;   // every tensor name pocketlm reads is shorter
+constexpr std::size_t kShortCap = 16;  // architecture, tokenizer model, rope scaling type
+
+// Keys pocketlm reads, each at most once.
+enum Known : int {
+  kKArch, kKAlign, kKCtx, kKDim, kKLayers, kKFfn, kKHeads, kKKvHeads, kKEps, kKTheta, kKRopeDims, kKRopeScaling,
+  kKVocab, kKTokModel, kKTokens, kKScores, kKTypes, kKBos, kKEos, kKnownCount
+};
+const char* const kKnownKeys[kKnownCount] = {
+    key::kArchitecture, key::kAlignment,  key::kContextLength, key::kEmbeddingLength, key::kBlockCount,
+    key::kFeedForwardLength, key::kHeadCount, key::kHeadCountKv, key::kRmsEps, key::kRopeFreqBase,
+    key::kRopeDimensionCount, key::kRopeScalingType, key::kVocabSize, key::kTokenizerModel, key::kTokens,
+    key::kScores, key::kTokenTypes, key::kBosId, key::kEosId};
+
+// What the metadata said (counts -1 when absent).
+struct Meta {
+  bool seen[kKnownCount] = {};
+  char arch[kShortCap] = "";
+  char tok_model[kShortCap] = "";
+  char rope_scaling[kShortCap] = "";
+  std::uint64_t alignment = kDefaultAlignment;
+  long long ints[kKnownCount] = {};  // integer keys by Known index
+  float eps = 1e-5f, theta = 10000.0f;
+  std::uint64_t tokens_count = 0, tokens_offset = 0, scores_count = 0, scores_offset = 0;
+  std::uint64_t types_count = 0, types_offset = 0;
+  std::uint64_t piece_bytes = 0, max_piece = 0;
+};
+
+// Printable ASCII of a name for messages ('?' for the rest).
+void sanitize(char* s) {
+  for (; *s; ++s)
+    if (static_cast<unsigned char>(*s) < 0x20 || static_cast<unsigned char>(*s) >= 0x7F) *s = '?';
+}
+
+class Parser {
+ public:
+  Parser(Storage& s, std::uint64_t start, unsigned char* buffer) : s_(s), r_(s, start, buffer, kBufferBytes) {}
+
+  const char* name() const { return s_.name(); }
+  std::uint64_t offset() const { return r_.offset(); }
+  std::uint64_t left() const { return s_.size() - r_.offset(); }
+
+  Status u32(std::uint32_t* v) { return r_.take(v, 4); }
+  Status u64(std::uint64_t* v) { return r_.take(v, 8); }
+  Status take(void* dst, std::size_t n) { return r_.take(dst, n); }
+  Status skip(std::uint64_t n) { return r_.skip(n); }
+
+  // A string's length, checked against the bytes left in the file.
+  Status string_length(const char* what, std::uint64_t* len) {
+    const std::uint64_t at = offset();
+    POCKETLM_TRY(u64(len));
+    if (*len > left())
+      return Status::error(StatusCode::kBadFormat,
+                           "%s: GGUF %s has a string length of %llu bytes at offset %llu, past the end of the file "
+                           "(%llu bytes)",
+                           name(), what, static_cast<unsigned long long>(*len), static_cast<unsigned long long>(at),
+                           static_cast<unsigned long long>(s_.size()));
+    return Status();
+  }
+
+  // A string into buf (cap bytes, NUL-terminated; longer strings are cut, their rest skipped).
+  Status string(const char* what, char* buf, std::size_t cap, std::uint64_t* len) {
+    POCKETLM_TRY(string_length(what, len));
+    const std::size_t keep = *len < cap - 1 ? static_cast<std::size_t>(*len) : cap - 1;
+    POCKETLM_TRY(take(buf, keep));
+    buf[keep] = '\0';
+    return skip(*len - keep);
+  }
+
+ private:
+  Storage& s_;
+  ChunkReader r_;
+};
+
+Status bad(const Parser& p, const char* fmt_key, const char* what) {
+  return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s %s", p.name(), fmt_key, what);
+}
+
+// An array header: element type and count, with the elements checked to fit the file.
+Status array_header(Parser& p, const char* key, std::uint32_t* type, std::uint64_t* count) {
+  POCKETLM_TRY(p.u32(type));
+  POCKETLM_TRY(p.u64(count));
+  if (*type >= kValueTypeCount)
+    return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s is an array of value type %u, which GGUF does not define",
+                         p.name(), key, static_cast<unsigned>(*type));
+  // The smallest an element can be: its fixed size, a string's 8-byte length, an array's 12-byte header.
+  const int fixed = value_type_bytes(*type);
+  const std::uint64_t least = fixed ? static_cast<std::uint64_t>(fixed) : *type == kString ? 8 : 12;
+  std::uint64_t bytes = 0;
+  if (!checked_mul(*count, least, &bytes) || bytes > p.left())
+    return Status::error(StatusCode::kBadFormat,
+                         "%s: GGUF key %s is an array of %llu %s values, more than the %llu bytes left in the file hold",
+                         p.name(), key, static_cast<unsigned long long>(*count), value_type_name(*type),
+                         static_cast<unsigned long long>(p.left()));
+  return Status();
+}
+
+// Skips a value of `type` (arrays of arrays up to two levels deep).
+Status skip_value(Parser& p, const char* key, std::uint32_t type, int depth) {
+  if (const int fixed = value_type_bytes(type)) return p.skip(static_cast<std::uint64_t>(fixed));
+  if (type == kString) {
+    std::uint64_t len = 0;
+    POCKETLM_TRY(p.string_length(key, &len));
+    return p.skip(len);
+  }
+  if (type != kArray)
+    return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s has value type %u, which GGUF does not define",
+                         p.name(), key, static_cast<unsigned>(type));
+  if (depth >= 2)
+    return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s nests arrays more than 2 levels deep", p.name(), key);
+  std::uint32_t et = 0;
+  std::uint64_t count = 0;
+  POCKETLM_TRY(array_header(p, key, &et, &count));
+  if (const int fixed = value_type_bytes(et)) return p.skip(count * static_cast<std::uint64_t>(fixed));
+  for (std::uint64_t i = 0; i < count; ++i) POCKETLM_TRY(skip_value(p, key, et, depth + 1));
+  return Status();
+}
+
+bool is_int_type(std::uint32_t t) {
+  return t == kUint8 || t == kInt8 || t == kUint16 || t == kInt16 || t == kUint32 || t == kInt32 || t == kUint64 ||
+         t == kInt64;
+}
+
+// An integer of any width; values beyond INT64_MAX are refused.
+Status read_int(Parser& p, const char* key, std::uint32_t type, long long* out) {
+  if (!is_int_type(type))
+    return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s has type %s, expected an integer", p.name(), key,
+                         value_type_name(type));
+  unsigned char b[8] = {};
+  POCKETLM_TRY(p.take(b, static_cast<std::size_t>(value_type_bytes(type))));
+  std::uint64_t u = 0;
+  std::memcpy(&u, b, 8);
+  switch (type) {
+    case kInt8: *out = static_cast<std::int8_t>(b[0]); break;
+    case kInt16: { std::int16_t v; std::memcpy(&v, b, 2); *out = v; break; }
+    case kInt32: { std::int32_t v; std::memcpy(&v, b, 4); *out = v; break; }
+    case kInt64: { std::int64_t v; std::memcpy(&v, b, 8); *out = v; break; }
+    default:
+      if (u > static_cast<std::uint64_t>(INT64_MAX))
+        return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s = %llu is too large", p.name(), key,
+                             static_cast<unsigned long long>(u));
+      *out = static_cast<long long>(u);
+      break;
+  }
+  return Status();
+}
+
+Status read_float(Parser& p, const char* key, std::uint32_t type, float* out) {
+  if (type == kFloat32) return p.take(out, 4);
+  if (type == kFloat64) {
+    double d = 0;
+    POCKETLM_TRY(p.take(&d, 8));
+    *out = static_cast<float>(d);
+    return Status();
+  }
+  return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s has type %s, expected f32", p.name(), key,
+                       value_type_name(type));
+}
+
+Status read_short_string(Parser& p, const char* key, std::uint32_t type, char* out) {
+  if (type != kString)
+    return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s has type %s, expected a string", p.name(), key,
+                         value_type_name(type));
+  std::uint64_t len = 0;
+  POCKETLM_TRY(p.string(key, out, kShortCap, &len));
+  sanitize(out);
+  return Status();
+}
+
+// tokenizer.ggml.tokens: an array of strings, scanned once for the bytes the tokenizer's tables
+// need (each U+2581 becomes one space) and the longest piece; read again at load.
+POCKETLM_FRAME Status scan_tokens(Parser& p, const char* key, std::uint32_t type, Meta* m) {
+  if (type != kArray) return bad(p, key, "is not an array");
+  std::uint32_t et = 0;
+  std::uint64_t count = 0;
+  POCKETLM_TRY(array_header(p, key, &et, &count));
+  if (et != kString)
+    return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s is an array of %s, expected strings", p.name(), key,
+                         value_type_name(et));
+  m->tokens_count = count;
+  m->tokens_offset = p.offset();
+  std::uint64_t total = 0;
+  unsigned char chunk[32];
+  for (std::uint64_t i = 0; i < count; ++i) {
+    std::uint64_t len = 0;
+    POCKETLM_TRY(p.string_length(key, &len));
+    std::uint64_t piece = 0;
+    MarkToSpace conv;
+    auto count_byte = [&piece](unsigned char) { ++piece; };
+    for (std::uint64_t done = 0; done < len;) {
+      const std::size_t n = len - done < sizeof chunk ? static_cast<std::size_t>(len - done) : sizeof chunk;
+      POCKETLM_TRY(p.take(chunk, n));
+      for (std::size_t k = 0; k < n; ++k) conv.push(chunk[k], count_byte);
+      done += n;
+    }
+    conv.flush(count_byte);
+    total += piece;  // cannot overflow: piece <= len and the lengths fit in the file
+    if (piece > m->max_piece) m->max_piece = piece;
+  }
+  m->piece_bytes = total;
+  return Status();
+}
+
+// An array of 4-byte values of `want` (scores f32, token types i32): where it is and how long.
+Status scan_array4(Parser& p, const char* key, std::uint32_t type, ValueType want, std::uint64_t* count,
+                   std::uint64_t* offset) {
+  if (type != kArray) return bad(p, key, "is not an array");
+  std::uint32_t et = 0;
+  POCKETLM_TRY(array_header(p, key, &et, count));
+  if (et != want)
+    return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s is an array of %s, expected %s", p.name(), key,
+                         value_type_name(et), value_type_name(want));
+  *offset = p.offset();
+  return p.skip(*count * 4);
+}
+
+POCKETLM_FRAME Status read_metadata(Parser& p, std::uint64_t kv_count, Meta* m) {
+  char key[kKeyCap];
+  for (std::uint64_t i = 0; i < kv_count; ++i) {
+    std::uint64_t key_len = 0;
+    POCKETLM_TRY(p.string("metadata key", key, sizeof key, &key_len));
+    sanitize(key);
+    if (key_len > kMaxKeyBytes)
+      return Status::error(StatusCode::kBadFormat, "%s: GGUF metadata key %llu ('%s...') is %llu bytes long (at most %llu)",
+                           p.name(), static_cast<unsigned long long>(i), key, static_cast<unsigned long long>(key_len),
+                           static_cast<unsigned long long>(kMaxKeyBytes));
+    std::uint32_t type = 0;
+    POCKETLM_TRY(p.u32(&type));
+    if (type >= kValueTypeCount)
+      return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s has value type %u, which GGUF does not define",
+                           p.name(), key, static_cast<unsigned>(type));
+    int k = kKnownCount;
+    if (key_len < kKeyCap)
+      for (int j = 0; j < kKnownCount; ++j)
+        if (std::strcmp(key, kKnownKeys[j]) == 0) k = j;
+    if (k == kKnownCount) {
+      POCKETLM_TRY(skip_value(p, key, type, 0));
+      continue;
+    }
+    if (m->seen[k]) return bad(p, key, "appears twice");
+    m->seen[k] = true;
+    switch (k) {
+      case kKArch: POCKETLM_TRY(read_short_string(p, key, type, m->arch)); break;
+      case kKTokModel: POCKETLM_TRY(read_short_string(p, key, type, m->tok_model)); break;
+      case kKRopeScaling: POCKETLM_TRY(read_short_string(p, key, type, m->rope_scaling)); break;
+      case kKEps: POCKETLM_TRY(read_float(p, key, type, &m->eps)); break;
+      case kKTheta: POCKETLM_TRY(read_float(p, key, type, &m->theta)); break;
+      case kKTokens: POCKETLM_TRY(scan_tokens(p, key, type, m)); break;
+      case kKScores: POCKETLM_TRY(scan_array4(p, key, type, kFloat32, &m->scores_count, &m->scores_offset)); break;
+      case kKTypes: POCKETLM_TRY(scan_array4(p, key, type, kInt32, &m->types_count, &m->types_offset)); break;
+      default: POCKETLM_TRY(read_int(p, key, type, &m->ints[k])); break;
+    }
+  }
+  return Status();
+}
+
+// A positive int hyperparameter: required ones must be present.
+Status hyper(const Parser& p, const Meta& m, int k, bool required, int fallback, int* out) {
+  if (!m.seen[k]) {
+    if (required)
+      return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s is missing (a llama model needs it)", p.name(),
+                           kKnownKeys[k]);
+    *out = fallback;
+    return Status();
+  }
+  if (m.ints[k] <= 0 || m.ints[k] > INT32_MAX)
+    return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s = %lld must be in [1, %d]", p.name(), kKnownKeys[k],
+                         m.ints[k], kIntMax);
+  *out = static_cast<int>(m.ints[k]);
+  return Status();
+}
+
+bool finite_positive(float v) { return v > 0.0f && v <= 3.4028234663852886e38f; }
+
+Status read_config(const Parser& p, const Meta& m, ModelConfig* c) {
+  if (!m.seen[kKArch])
+    return Status::error(StatusCode::kBadFormat, "%s: GGUF key general.architecture is missing", p.name());
+  if (std::strcmp(m.arch, "llama") != 0)
+    return Status::error(StatusCode::kUnsupported,
+                         "%s: GGUF key general.architecture = '%s' is not supported (pocketlm runs 'llama')", p.name(),
+                         m.arch);
+  POCKETLM_TRY(hyper(p, m, kKDim, true, 0, &c->dim));
+  POCKETLM_TRY(hyper(p, m, kKFfn, true, 0, &c->hidden_dim));
+  POCKETLM_TRY(hyper(p, m, kKLayers, true, 0, &c->n_layers));
+  POCKETLM_TRY(hyper(p, m, kKHeads, true, 0, &c->n_heads));
+  POCKETLM_TRY(hyper(p, m, kKKvHeads, false, c->n_heads, &c->n_kv_heads));
+  POCKETLM_TRY(hyper(p, m, kKCtx, true, 0, &c->seq_len));
+  if (c->n_layers > kMaxLayers)
+    return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s = %d is more than %d layers", p.name(),
+                         key::kBlockCount, c->n_layers, kMaxLayers);
+  if (c->dim % c->n_heads != 0)
+    return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s = %d is not a multiple of %s = %d", p.name(),
+                         key::kEmbeddingLength, c->dim, key::kHeadCount, c->n_heads);
+  if (c->n_kv_heads > c->n_heads || c->n_heads % c->n_kv_heads != 0)
+    return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s = %d does not divide %s = %d", p.name(),
+                         key::kHeadCountKv, c->n_kv_heads, key::kHeadCount, c->n_heads);
+  if (c->head_size() % 2 != 0)
+    return Status::error(StatusCode::kBadFormat, "%s: GGUF head size %s / %s = %d is odd (RoPE rotates pairs)", p.name(),
+                         key::kEmbeddingLength, key::kHeadCount, c->head_size());
+  if (m.seen[kKRopeDims] && m.ints[kKRopeDims] != c->head_size())
+    return Status::error(StatusCode::kUnsupported,
+                         "%s: GGUF key %s = %lld differs from the head size %d (partial RoPE is not supported)",
+                         p.name(), key::kRopeDimensionCount, m.ints[kKRopeDims], c->head_size());
+  if (m.seen[kKRopeScaling] && std::strcmp(m.rope_scaling, "none") != 0)
+    return Status::error(StatusCode::kUnsupported, "%s: GGUF key %s = '%s' is not supported (only 'none')", p.name(),
+                         key::kRopeScalingType, m.rope_scaling);
+  if (!finite_positive(m.eps))
+    return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s = %f must be a positive finite number", p.name(),
+                         key::kRmsEps, static_cast<double>(m.eps));
+  if (!finite_positive(m.theta))
+    return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s = %f must be a positive finite number", p.name(),
+                         key::kRopeFreqBase, static_cast<double>(m.theta));
+  c->rms_eps = m.eps;
+  c->rope_theta = m.theta;
+  return Status();
+}
+
+// What the tensor table says about one role.
+struct RoleSeen {
+  std::uint32_t count = 0;
+  std::uint32_t ggml_type = 0;
+  std::uint64_t rows = 0, cols = 0;
+  std::uint64_t off[2] = {UINT64_MAX, UINT64_MAX};  // data offsets of layers 0 and 1
+  std::uint64_t stride = 0;
+};
+
+// One tensor info: its name, role and layer, shape, type and offset.
+struct TensorEntry {
+  char name[kNameCap];
+  TensorRole role;
+  int layer;
+  std::uint32_t ggml_type;
+  std::uint64_t rows, cols, offset;
+};
+
+// "blk.12.attn_q.weight" -> kWq, 12; false for any other name.
+bool match_name(const char* name, TensorRole* role, int* layer) {
+  for (int r = 0; r < kTensorRoleCount; ++r) {
+    const RoleInfo& info = role_info(static_cast<TensorRole>(r));
+    if (!info.gguf_name) continue;
+    if (!info.per_layer) {
+      if (std::strcmp(name, info.gguf_name) != 0) continue;
+      *role = static_cast<TensorRole>(r);
+      *layer = -1;
+      return true;
+    }
+    // "blk.%d<suffix>": decimal digits without a leading zero, at most 3 (kMaxLayers = 512).
+    if (std::strncmp(name, "blk.", 4) != 0) continue;
+    const char* d = name + 4;
+    int n = 0, digits = 0;
+    while (d[digits] >= '0' && d[digits] <= '9' && digits < 4) n = n * 10 + (d[digits++] - '0');
+    if (digits == 0 || digits > 3 || (digits > 1 && d[0] == '0')) continue;
+    if (std::strcmp(d + digits, info.gguf_name + 6) != 0) continue;  // gguf_name + 6: after "blk.%d"
+    *role = static_cast<TensorRole>(r);
+    *layer = n;
+    return true;
+  }
+  return false;
+}
+
+bool supported(std::uint32_t ggml_type, TensorType* type) {
+  switch (ggml_type) {
+    case kGgmlF32: *type = TensorType::kF32; return true;
+    case kGgmlF16: *type = TensorType::kF16; return true;
+    case kGgmlQ8_0: *type = TensorType::kQ8_0; return true;
+    case kGgmlQ4_0: *type = TensorType::kQ4_0; return true;
+    default: return false;
+  }
+}
+
+// Reads one tensor info and checks what can be checked on its own.
+POCKETLM_FRAME Status read_tensor_entry(Parser& p, const ModelConfig& c, std::uint32_t alignment, TensorEntry* e) {
+  std::uint64_t len = 0;
+  POCKETLM_TRY(p.string("tensor name", e->name, sizeof e->name, &len));
+  sanitize(e->name);
+  std::uint32_t n_dims = 0;
+  POCKETLM_TRY(p.u32(&n_dims));
+  if (n_dims < 1 || n_dims > static_cast<std::uint32_t>(kMaxDims))
+    return Status::error(StatusCode::kBadFormat, "%s: GGUF tensor %s has %u dimensions (1 to %d)", p.name(), e->name,
+                         static_cast<unsigned>(n_dims), kMaxDims);
+  std::uint64_t dims[kMaxDims] = {1, 1, 1, 1};
+  for (std::uint32_t d = 0; d < n_dims; ++d) {
+    POCKETLM_TRY(p.u64(&dims[d]));
+    if (dims[d] == 0 || dims[d] > static_cast<std::uint64_t>(INT64_MAX))
+      return Status::error(StatusCode::kBadFormat, "%s: GGUF tensor %s dimension %u = %llu is out of range", p.name(),
+                           e->name, static_cast<unsigned>(d), static_cast<unsigned long long>(dims[d]));
+  }
+  POCKETLM_TRY(p.u32(&e->ggml_type));
+  POCKETLM_TRY(p.u64(&e->offset));
+  if (len >= kNameCap || !match_name(e->name, &e->role, &e->layer))
+    return Status::error(StatusCode::kBadFormat,
+                         "%s: GGUF tensor %s%s is not a tensor of a llama model (token_embd.weight, "
+                         "blk.N.attn_q.weight, ..., output_norm.weight, output.weight)",
+                         p.name(), e->name, len >= kNameCap ? "..." : "");
+  if (e->layer >= c.n_layers)
+    return Status::error(StatusCode::kBadFormat, "%s: GGUF tensor %s is for layer %d but %s = %d", p.name(), e->name,
+                         e->layer, key::kBlockCount, c.n_layers);
+  if (dims[2] != 1 || dims[3] != 1)
+    return Status::error(StatusCode::kBadFormat, "%s: GGUF tensor %s has shape [%llu, %llu, %llu, %llu]; expected 2 dimensions",
+                         p.name(), e->name, static_cast<unsigned long long>(dims[0]),
+                         static_cast<unsigned long long>(dims[1]), static_cast<unsigned long long>(dims[2]),
+                         static_cast<unsigned long long>(dims[3]));
+  e->cols = dims[0];
+  e->rows = dims[1];
+  TensorType type = TensorType::kF32;
+  if (!supported(e->ggml_type, &type))
+    return Status::error(StatusCode::kUnsupported,
+                         "%s: GGUF tensor %s has type %s (%u), which pocketlm does not read (it reads F32, F16, Q8_0 "
+                         "and Q4_0)",
+                         p.name(), e->name, ggml_type_name(e->ggml_type), static_cast<unsigned>(e->ggml_type));
+  const int block = block_elements(type, 0);
+  if (e->cols % static_cast<std::uint64_t>(block) != 0)
+    return Status::error(StatusCode::kBadFormat,
+                         "%s: GGUF tensor %s has %llu columns, not a multiple of %s's block of %d", p.name(), e->name,
+                         static_cast<unsigned long long>(e->cols), ggml_type_name(e->ggml_type), block);
+  if (e->offset % alignment != 0)
+    return Status::error(StatusCode::kBadFormat,
+                         "%s: GGUF tensor %s has data offset %llu, not a multiple of the alignment %u", p.name(), e->name,
+                         static_cast<unsigned long long>(e->offset), static_cast<unsigned>(alignment));
+  // The shape a llama model of this config has (the vocabulary is checked once it is known).
+  std::uint64_t rows = 0, cols = 0;
+  role_shape(c, e->role, &rows, &cols);
+  const bool vocab_rows = e->role == TensorRole::kTokenEmbedding || e->role == TensorRole::kWcls;
+  if (e->cols != cols || (!vocab_rows && e->rows != rows))
+    return Status::error(StatusCode::kBadFormat, "%s: GGUF tensor %s has shape [%llu, %llu] (rows, columns); expected [%s%llu, %llu]",
+                         p.name(), e->name, static_cast<unsigned long long>(e->rows),
+                         static_cast<unsigned long long>(e->cols), vocab_rows ? "vocab_size, " : "",
+                         static_cast<unsigned long long>(vocab_rows ? cols : rows), static_cast<unsigned long long>(cols));
+  return Status();
+}
+
+// The GGUF name of (role, layer) for messages.
+void tensor_name(TensorRole role, int layer, char* out, std::size_t cap) {
+  const char* g = role_info(role).gguf_name;
+  if (layer >= 0)
+    format_to(out, cap, "blk.%d%s", layer, g + 6);
+  else
+    format_to(out, cap, "%s", g);
+}
+
+// First pass over the tensor infos: one RoleSeen per role.
+POCKETLM_FRAME Status scan_tensors(Parser& p, std::uint64_t count, const ModelConfig& c, std::uint32_t alignment, RoleSeen* seen) {
+  TensorEntry e;
+  for (std::uint64_t i = 0; i < count; ++i) {
+    POCKETLM_TRY(read_tensor_entry(p, c, alignment, &e));
+    RoleSeen& s = seen[static_cast<int>(e.role)];
+    if (s.count > 0 && (s.ggml_type != e.ggml_type || s.rows != e.rows)) {
+      char first[kNameCap];
+      tensor_name(e.role, s.off[0] != UINT64_MAX ? 0 : -1, first, sizeof first);
+      return Status::error(StatusCode::kUnsupported,
+                           "%s: GGUF tensor %s has type %s and %llu rows but an earlier %s has %s and %llu: pocketlm "
+                           "needs one type per kind of tensor",
+                           p.name(), e.name, ggml_type_name(e.ggml_type), static_cast<unsigned long long>(e.rows),
+                           role_info(e.role).gguf_name, ggml_type_name(s.ggml_type),
+                           static_cast<unsigned long long>(s.rows));
+    }
+    if (s.count > 0 && e.layer < 0)
+      return Status::error(StatusCode::kBadFormat, "%s: GGUF tensor %s appears twice", p.name(), e.name);
+    ++s.count;
+    s.ggml_type = e.ggml_type;
+    s.rows = e.rows;
+    s.cols = e.cols;
+    const int slot = e.layer < 0 ? 0 : e.layer;
+    if (slot < 2) {
+      if (s.off[slot] != UINT64_MAX)
+        return Status::error(StatusCode::kBadFormat, "%s: GGUF tensor %s appears twice", p.name(), e.name);
+      s.off[slot] = e.offset;
+    }
+  }
+  return Status();
+}
+
+// Second pass: every per-layer tensor at base + layer * stride, each layer once.
+POCKETLM_FRAME Status check_layers(Parser& p, std::uint64_t count, const ModelConfig& c, std::uint32_t alignment,
+                    const RoleSeen* seen) {
+  // One bit per layer for each per-layer role (roles 1..9: rms_att .. w3).
+  constexpr int kWords = kMaxLayers / 64;
+  constexpr int kFirst = static_cast<int>(TensorRole::kRmsAtt), kLast = static_cast<int>(TensorRole::kW3);
+  std::uint64_t present[kLast - kFirst + 1][kWords] = {};
+  TensorEntry e;
+  for (std::uint64_t i = 0; i < count; ++i) {
+    POCKETLM_TRY(read_tensor_entry(p, c, alignment, &e));
+    if (e.layer < 0) continue;
+    const int r = static_cast<int>(e.role);
+    if (r < kFirst || r > kLast) return Status::error(StatusCode::kBadFormat, "%s: GGUF tensor %s: unexpected layer", p.name(), e.name);
+    std::uint64_t& word = present[r - kFirst][e.layer / 64];
+    const std::uint64_t bit = std::uint64_t{1} << (e.layer % 64);
+    if (word & bit) return Status::error(StatusCode::kBadFormat, "%s: GGUF tensor %s appears twice", p.name(), e.name);
+    word |= bit;
+    const RoleSeen& s = seen[r];
+    // base + layer * stride cannot overflow: base + stride fits (both are offsets in a u64),
+    // but a product can; compare without computing it when it would.
+    std::uint64_t expect = 0;
+    if (!checked_mul(s.stride, static_cast<std::uint64_t>(e.layer), &expect) ||
+        !checked_add(expect, s.off[0], &expect) || expect != e.offset)
+      return Status::error(StatusCode::kUnsupported,
+                           "%s: GGUF tensor %s is at data offset %llu, not %llu: pocketlm needs the layers of one kind "
+                           "of tensor evenly spaced (as llama.cpp writes them)",
+                           p.name(), e.name, static_cast<unsigned long long>(e.offset),
+                           static_cast<unsigned long long>(expect));
+  }
+  for (int r = kFirst; r <= kLast; ++r) {
+    for (int l = 0; l < c.n_layers; ++l) {
+      if (present[r - kFirst][l / 64] & (std::uint64_t{1} << (l % 64))) continue;
+      char name[kNameCap];
+      tensor_name(static_cast<TensorRole>(r), l, name, sizeof name);
+      return Status::error(StatusCode::kBadFormat, "%s: GGUF tensor %s is missing", p.name(), name);
+    }
+  }
+  return Status();
+}
+
+// Refuses overlapping tensors: the spec's tensors in offset order (a merge of the roles, each
+// evenly spaced), each starting at or after the end of the one before.
+POCKETLM_FRAME Status check_overlaps(const Storage& s, const ModelSpec& spec) {
+  int next[kTensorRoleCount] = {};
+  std::uint64_t prev_end = 0;
+  TensorRole prev_role = TensorRole::kCount;
+  int prev_layer = -1;
+  for (;;) {
+    int best = -1;
+    TensorInfo best_t;
+    for (int r = 0; r < kTensorRoleCount; ++r) {
+      const auto role = static_cast<TensorRole>(r);
+      if (!spec.has(role)) continue;
+      const int layers = is_per_layer(role) ? spec.config.n_layers : 1;
+      if (next[r] >= layers) continue;
+      const TensorInfo t = spec.tensor(role, next[r]);
+      if (best < 0 || t.offset < best_t.offset) {
+        best = r;
+        best_t = t;
+      }
+    }
+    if (best < 0) return Status();
+    ++next[best];
+    if (best_t.offset < prev_end) {
+      char a[kNameCap], b[kNameCap];
+      tensor_name(prev_role, prev_layer, a, sizeof a);
+      tensor_name(best_t.role, best_t.layer, b, sizeof b);
+      return Status::error(StatusCode::kBadFormat,
+                           "%s: GGUF tensor %s (file offset %llu) overlaps tensor %s, which ends at offset %llu",
+                           s.name(), b, static_cast<unsigned long long>(best_t.offset), a,
+                           static_cast<unsigned long long>(prev_end));
+    }
+    prev_end = best_t.offset + best_t.bytes();
+    prev_role = best_t.role;
+    prev_layer = best_t.layer;
+  }
+}
+
+Status read_header(Parser& p, std::uint64_t* tensor_count, std::uint64_t* kv_count) {
+  std::uint32_t magic = 0, version = 0;
+  POCKETLM_TRY(p.u32(&magic));
+  POCKETLM_TRY(p.u32(&version));
+  if (magic != kMagic)
+    return Status::error(StatusCode::kBadFormat, "%s: not a GGUF file (magic 0x%08x)", p.name(),
+                         static_cast<unsigned>(magic));
+  if (version != kVersion)
+    return Status::error(StatusCode::kUnsupported,
+                         "%s: GGUF header field version = %u is not supported (pocketlm reads GGUF v3; re-convert it "
+                         "with a current llama.cpp)",
+                         p.name(), static_cast<unsigned>(version));
+  POCKETLM_TRY(p.u64(tensor_count));
+  POCKETLM_TRY(p.u64(kv_count));
+  // A key-value pair takes at least 12 bytes (empty key, type, smallest value 1 byte: 13); a
+  // tensor info at least 8 + 4 + 8 + 4 + 8 = 32.
+  if (*kv_count > p.left() / 13)
+    return Status::error(StatusCode::kBadFormat,
+                         "%s: GGUF header field metadata_kv_count = %llu cannot fit in the %llu bytes of the file",
+                         p.name(), static_cast<unsigned long long>(*kv_count),
+                         static_cast<unsigned long long>(p.left() + 24));
+  if (*tensor_count > p.left() / 32)
+    return Status::error(StatusCode::kBadFormat,
+                         "%s: GGUF header field tensor_count = %llu cannot fit in the %llu bytes of the file", p.name(),
+                         static_cast<unsigned long long>(*tensor_count), static_cast<unsigned long long>(p.left() + 24));
+  return Status();
+}
+
+// The embedded tokenizer as the metadata describes it (checked against the vocabulary later).
+Status describe_tokenizer(const Parser& p, const Meta& m, ModelSpec* spec) {
+  EmbeddedTokenizer& t = spec->tokenizer;
+  std::memcpy(t.model, m.tok_model, sizeof t.model);
+  for (const int k : {static_cast<int>(kKBos), static_cast<int>(kKEos)})
+    if (m.seen[k] && (m.ints[k] < 0 || m.ints[k] > INT32_MAX))
+      return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s = %lld is not a token id", p.name(), kKnownKeys[k],
+                           m.ints[k]);
+  if (m.seen[kKBos]) spec->config.bos_id = static_cast<int>(m.ints[kKBos]);
+  if (m.seen[kKEos]) spec->config.eos_id = static_cast<int>(m.ints[kKEos]);
+  if (!m.seen[kKTokens]) return Status();
+  if (m.tokens_count > static_cast<std::uint64_t>(INT32_MAX))
+    return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s holds %llu tokens (at most %d)", p.name(), key::kTokens,
+                         static_cast<unsigned long long>(m.tokens_count), kIntMax);
+  if (m.seen[kKScores] && m.scores_count != m.tokens_count)
+    return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s holds %llu scores for %llu tokens", p.name(),
+                         key::kScores, static_cast<unsigned long long>(m.scores_count),
+                         static_cast<unsigned long long>(m.tokens_count));
+  if (m.seen[kKTypes] && m.types_count != m.tokens_count)
+    return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s holds %llu token types for %llu tokens", p.name(),
+                         key::kTokenTypes, static_cast<unsigned long long>(m.types_count),
+                         static_cast<unsigned long long>(m.tokens_count));
+  t.types_offset = m.seen[kKTypes] ? m.types_offset : 0;
+  t.count = static_cast<int>(m.tokens_count);
+  t.tokens_offset = m.tokens_offset;
+  t.scores_offset = m.seen[kKScores] ? m.scores_offset : 0;
+  // llama2.c's tokenizer.bin spells BOS and EOS "\n<s>\n" and "\n</s>\n"; the loader wraps
+  // those two pieces the same way (text/gguf_tokenizer.h): 2 bytes each.
+  t.piece_bytes = m.piece_bytes + 2 + (spec->config.bos_id != spec->config.eos_id ? 2 : 0);
+  t.max_piece_bytes = static_cast<int>(m.max_piece + 2 < INT32_MAX ? m.max_piece + 2 : INT32_MAX);
+  if (t.piece_bytes > UINT32_MAX)
+    return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s holds %llu bytes of pieces (at most 4 GiB)", p.name(),
+                         key::kTokens, static_cast<unsigned long long>(t.piece_bytes));
+  t.present = std::strcmp(m.tok_model, "llama") == 0;
+  return Status();
+}
+
+// What the metadata pass hands to the tensor pass.
+struct Layout {
+  std::uint64_t tensor_count = 0;
+  std::uint64_t infos_offset = 0;
+  std::uint32_t alignment = kDefaultAlignment;
+  long long vocab_key = -1;  // llama.vocab_size, -1 when absent
+};
+
+POCKETLM_FRAME Status read_gguf_metadata(Storage& storage, unsigned char* buffer, ModelSpec* spec, Layout* layout) {
+  Parser p(storage, 0, buffer);
+  std::uint64_t kv_count = 0;
+  POCKETLM_TRY(read_header(p, &layout->tensor_count, &kv_count));
+  Meta m;
+  POCKETLM_TRY(read_metadata(p, kv_count, &m));
+  POCKETLM_TRY(read_config(p, m, &spec->config));
+  if (m.seen[kKAlign]) {
+    const long long a = m.ints[kKAlign];
+    if (a <= 0 || a > (1 << 20) || (a & (a - 1)) != 0)
+      return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s = %lld must be a power of two up to 1 MiB", p.name(),
+                           key::kAlignment, a);
+    layout->alignment = static_cast<std::uint32_t>(a);
+  }
+  if (m.seen[kKVocab]) layout->vocab_key = m.ints[kKVocab];
+  layout->infos_offset = p.offset();
+  return describe_tokenizer(p, m, spec);
+}
+
+// The vocabulary from token_embd, checked against every other place that states it.
+POCKETLM_FRAME Status check_vocab(const Storage& s, const RoleSeen* seen, const Layout& layout, ModelSpec* spec) {
+  ModelConfig& c = spec->config;
+  const RoleSeen& emb = seen[static_cast<int>(TensorRole::kTokenEmbedding)];
+  if (emb.rows > static_cast<std::uint64_t>(INT32_MAX))
+    return Status::error(StatusCode::kBadFormat, "%s: GGUF tensor token_embd.weight has %llu rows (at most %d)", s.name(),
+                         static_cast<unsigned long long>(emb.rows), kIntMax);
+  c.vocab_size = static_cast<int>(emb.rows);
+  const RoleSeen& out = seen[static_cast<int>(TensorRole::kWcls)];
+  if (out.count > 0 && out.rows != emb.rows)
+    return Status::error(StatusCode::kBadFormat, "%s: GGUF tensor output.weight has %llu rows but token_embd.weight %llu",
+                         s.name(), static_cast<unsigned long long>(out.rows), static_cast<unsigned long long>(emb.rows));
+  if (layout.vocab_key >= 0 && layout.vocab_key != c.vocab_size)
+    return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s = %lld but token_embd.weight has %d rows", s.name(),
+                         key::kVocabSize, layout.vocab_key, c.vocab_size);
+  const EmbeddedTokenizer& t = spec->tokenizer;
+  if (t.tokens_offset != 0 && t.count != c.vocab_size)
+    return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s holds %d tokens but token_embd.weight has %d rows",
+                         s.name(), key::kTokens, t.count, c.vocab_size);
+  if (c.bos_id >= c.vocab_size)
+    return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s = %d is outside the vocabulary [0, %d)", s.name(),
+                         key::kBosId, c.bos_id, c.vocab_size);
+  if (c.eos_id >= c.vocab_size)
+    return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s = %d is outside the vocabulary [0, %d)", s.name(),
+                         key::kEosId, c.eos_id, c.vocab_size);
+  return Status();
+}
+
+// Layer spacing from layers 0 and 1 of every per-layer role.
+POCKETLM_FRAME Status layer_strides(const Storage& s, const ModelConfig& c, RoleSeen* seen) {
+  for (int r = 0; r < kTensorRoleCount; ++r) {
+    RoleSeen& e = seen[r];
+    const auto role = static_cast<TensorRole>(r);
+    if (e.count == 0 || !is_per_layer(role) || c.n_layers < 2) continue;
+    char a[kNameCap], b[kNameCap];
+    tensor_name(role, 0, a, sizeof a);
+    tensor_name(role, 1, b, sizeof b);
+    if (e.off[0] == UINT64_MAX || e.off[1] == UINT64_MAX)
+      return Status::error(StatusCode::kBadFormat, "%s: GGUF tensor %s is missing", s.name(),
+                           e.off[0] == UINT64_MAX ? a : b);
+    if (e.off[1] <= e.off[0])
+      return Status::error(StatusCode::kUnsupported,
+                           "%s: GGUF tensor %s (data offset %llu) is not after %s (%llu): pocketlm needs the layers of "
+                           "one kind of tensor in order, evenly spaced",
+                           s.name(), b, static_cast<unsigned long long>(e.off[1]), a,
+                           static_cast<unsigned long long>(e.off[0]));
+    e.stride = e.off[1] - e.off[0];
+  }
+  return Status();
+}
+
+// The spec's roles in the order of their first tensor in the file, so loading reads forward.
+POCKETLM_FRAME Status add_roles(const Storage& s, const RoleSeen* seen, std::uint64_t data_start, ModelSpec* spec) {
+  bool added[kTensorRoleCount] = {};
+  for (;;) {
+    int best = -1;
+    for (int r = 0; r < kTensorRoleCount; ++r)
+      if (seen[r].count > 0 && !added[r] && (best < 0 || seen[r].off[0] < seen[best].off[0])) best = r;
+    if (best < 0) return Status();
+    added[best] = true;
+    const RoleSeen& e = seen[best];
+    const auto role = static_cast<TensorRole>(best);
+    TensorType type = TensorType::kF32;
+    supported(e.ggml_type, &type);
+    std::uint64_t begin = 0, end = 0;
+    if (!checked_add(data_start, e.off[0], &begin) ||
+        !spec->add_role_strided(role, type, 0, e.rows, e.cols, begin, e.stride, &end) || end > s.size()) {
+      char name[kNameCap];
+      tensor_name(role, is_per_layer(role) ? spec->config.n_layers - 1 : -1, name, sizeof name);
+      return Status::error(StatusCode::kBadFormat,
+                           "%s: GGUF tensor %s (%s [%llu, %llu]) runs past the end of the file (%llu bytes)", s.name(),
+                           name, ggml_type_name(e.ggml_type), static_cast<unsigned long long>(e.rows),
+                           static_cast<unsigned long long>(e.cols), static_cast<unsigned long long>(s.size()));
+    }
+  }
+}
+
+POCKETLM_FRAME Status read_gguf_tensors(Storage& storage, unsigned char* buffer, const Layout& layout, ModelSpec* spec) {
+  const ModelConfig& c = spec->config;
+  RoleSeen seen[kTensorRoleCount];
+  std::uint64_t data_start = 0;
+  {
+    Parser p(storage, layout.infos_offset, buffer);
+    POCKETLM_TRY(scan_tensors(p, layout.tensor_count, c, layout.alignment, seen));
+    if (!checked_align_up(p.offset(), layout.alignment, &data_start) || data_start > storage.size())
+      return Status::error(StatusCode::kBadFormat,
+                           "%s: GGUF data section would start at offset %llu, past the end of the file (%llu bytes)",
+                           storage.name(), static_cast<unsigned long long>(data_start),
+                           static_cast<unsigned long long>(storage.size()));
+  }
+  for (int r = 0; r < kTensorRoleCount; ++r) {
+    const auto role = static_cast<TensorRole>(r);
+    if (!role_info(role).gguf_name || role == TensorRole::kWcls || seen[r].count > 0) continue;
+    char name[kNameCap];
+    tensor_name(role, is_per_layer(role) ? 0 : -1, name, sizeof name);
+    return Status::error(StatusCode::kBadFormat, "%s: GGUF tensor %s is missing", storage.name(), name);
+  }
+  POCKETLM_TRY(check_vocab(storage, seen, layout, spec));
+  POCKETLM_TRY(layer_strides(storage, c, seen));
+  {
+    Parser again(storage, layout.infos_offset, buffer);
+    POCKETLM_TRY(check_layers(again, layout.tensor_count, c, layout.alignment, seen));
+  }
+  spec->format = ModelFormat::kGguf;
+  spec->header_bytes = data_start;
+  spec->shared_classifier = seen[static_cast<int>(TensorRole::kWcls)].count == 0;
+  POCKETLM_TRY(add_roles(storage, seen, data_start, spec));
+  return check_overlaps(storage, *spec);
+}
+
+}  // namespace
+
+Status read_gguf_spec(Storage& storage, ModelSpec* spec) {
+  spec->reset();
+  spec->file_bytes = storage.size();
+  if (storage.size() < 24)
+    return Status::error(StatusCode::kBadFormat, "%s: file is %llu bytes, too short for a GGUF header (24 bytes)",
+                         storage.name(), static_cast<unsigned long long>(storage.size()));
+  unsigned char buffer[kBufferBytes];
+  Layout layout;
+  Status st = read_gguf_metadata(storage, buffer, spec, &layout);
+  if (st.ok()) st = read_gguf_tensors(storage, buffer, layout, spec);
+  if (!st.ok()) {
+    const std::uint64_t size = spec->file_bytes;
+    spec->reset();  // no half-read spec
+    spec->file_bytes = size;
+  }
+  return st;
+}
+
+}  // namespace pocketlm

@@ -1,0 +1,159 @@
+// An independent reading of the GGUF files pocketlm writes: Hugging Face's JavaScript GGUF
+// parser (@huggingface/gguf from npm, run with node; tests/gguf_js/) must see the metadata and
+// tensor table that pocketlm's own reader sees and that the source model and tokenizer say.
+// The parser is installed into the build tree on first use (npm install); CI installs nodejs and
+// npm (.ci/run). Only a machine without node skips this test, saying so.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "pocketlm/format/gguf.h"
+#include "pocketlm/format/model_reader.h"
+#include "ports/posix/file_storage.h"
+#include "test_support.h"
+
+namespace pocketlm {
+namespace {
+
+using nlohmann::json;
+
+std::string capture(const std::string& cmd, int* status) {
+  std::string out;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return out;
+  char buf[65536];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  *status = ::pclose(p);
+  return out;
+}
+
+std::uint32_t ggml_code(TensorType t) {
+  switch (t) {
+    case TensorType::kF16: return gguf::kGgmlF16;
+    case TensorType::kQ8_0: return gguf::kGgmlQ8_0;
+    case TensorType::kQ4_0: return gguf::kGgmlQ4_0;
+    default: return gguf::kGgmlF32;
+  }
+}
+
+// The last piece of a llama2.c tokenizer.bin, spelled as GGUF spells it (spaces as U+2581).
+std::string last_piece_spelled(const std::string& tokenizer) {
+  const std::vector<unsigned char> b = test::read_file(test::model_path(tokenizer));
+  std::size_t at = 4;
+  std::string piece;
+  while (at + 8 <= b.size()) {
+    std::int32_t len = 0;
+    std::memcpy(&len, b.data() + at + 4, 4);
+    piece.assign(reinterpret_cast<const char*>(b.data() + at + 8), static_cast<std::size_t>(len));
+    at += 8 + static_cast<std::size_t>(len);
+  }
+  std::string spelled;
+  for (char ch : piece) spelled += ch == ' ' ? std::string("\xE2\x96\x81") : std::string(1, ch);
+  return spelled;
+}
+
+std::string gguf_name(const TensorInfo& t) {
+  const char* g = role_info(t.role).gguf_name;
+  return t.layer >= 0 ? "blk." + std::to_string(t.layer) + (g + 6) : std::string(g);
+}
+
+TEST(GgufJs, HuggingFaceParserReadsWhatPocketlmWrites) {
+  int status = 0;
+  const std::string node = capture("command -v node", &status);
+  if (status != 0 || node.empty())
+    GTEST_SKIP() << "node is not installed: the @huggingface/gguf check is skipped (CI installs nodejs and npm)";
+  const std::string dir = POCKETLM_NPM_DIR;
+  const std::string src = POCKETLM_GGUF_JS_DIR;
+  ASSERT_EQ(std::system(("mkdir -p '" + dir + "' && cp '" + src + "/package.json' '" + src + "/dump.mjs' '" + dir + "/'")
+                            .c_str()),
+            0);
+  if (!test::file_exists(dir + "/node_modules/@huggingface/gguf/package.json")) {
+    const int rc = std::system(("cd '" + dir + "' && npm install --no-audit --no-fund --silent >npm-install.log 2>&1").c_str());
+    ASSERT_EQ(rc, 0) << "npm install of @huggingface/gguf failed: see " << dir << "/npm-install.log";
+  }
+
+  const std::string work = test::temp_dir();
+  struct Case {
+    std::string model, tokenizer, type;
+  };
+  const Case cases[] = {{"stories260K.bin", "tok512.bin", "f32"}, {"stories260K.bin", "tok512.bin", "f16"},
+                        {"stories260K.bin", "tok512.bin", "q8_0"}, {"stories260K_q80.bin", "tok512.bin", "q4_0"},
+                        {"stories260K.bin", "", "q4_0"}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.model + " " + c.type + (c.tokenizer.empty() ? " (no tokenizer)" : ""));
+    const std::string out = work + "/" + c.type + (c.tokenizer.empty() ? "-notok" : "") + ".gguf";
+    std::vector<std::string> args = {"convert", test::model_path(c.model), "--to", "gguf", "--type", c.type, "-o", out};
+    if (!c.tokenizer.empty()) {
+      args.push_back("-z");
+      args.push_back(test::model_path(c.tokenizer));
+    }
+    const test::CommandResult r = test::run_pocketlm(args);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::string text = capture("cd '" + dir + "' && node dump.mjs '" + out + "'", &status);
+    ASSERT_EQ(status, 0) << text;
+    const json js = json::parse(text);
+
+    FileStorage f;
+    ASSERT_TRUE(f.open(out.c_str(), "model").ok());
+    ModelSpec spec;
+    ASSERT_TRUE(read_model_spec(f, &spec).ok());
+    const ModelConfig& cfg = spec.config;
+    const json& m = js["metadata"];
+    EXPECT_EQ(m["version"], 3);
+    EXPECT_EQ(m["general.architecture"], "llama");
+    EXPECT_EQ(m["llama.embedding_length"], cfg.dim);
+    EXPECT_EQ(m["llama.feed_forward_length"], cfg.hidden_dim);
+    EXPECT_EQ(m["llama.block_count"], cfg.n_layers);
+    EXPECT_EQ(m["llama.attention.head_count"], cfg.n_heads);
+    EXPECT_EQ(m["llama.attention.head_count_kv"], cfg.n_kv_heads);
+    EXPECT_EQ(m["llama.context_length"], cfg.seq_len);
+    EXPECT_FLOAT_EQ(m["llama.attention.layer_norm_rms_epsilon"].get<float>(), 1e-5f);
+    EXPECT_FLOAT_EQ(m["llama.rope.freq_base"].get<float>(), 10000.0f);
+    // The source model's shape, as llama2.c's header says it.
+    EXPECT_EQ(cfg.dim, 64);
+    EXPECT_EQ(cfg.hidden_dim, 172);
+    EXPECT_EQ(cfg.n_layers, 5);
+    EXPECT_EQ(cfg.vocab_size, 512);
+    if (!c.tokenizer.empty()) {
+      EXPECT_EQ(m["tokenizer.ggml.model"], "llama");
+      EXPECT_EQ(m["tokenizer.ggml.tokens"]["length"], 512);
+      EXPECT_EQ(m["tokenizer.ggml.tokens"]["first"], "<unk>");
+      EXPECT_EQ(m["tokenizer.ggml.tokens"]["last"].get<std::string>(), last_piece_spelled(c.tokenizer));
+      EXPECT_EQ(m["tokenizer.ggml.scores"]["length"], 512);
+      EXPECT_EQ(m["tokenizer.ggml.token_type"]["first"], gguf::kTokenUnknown);
+      EXPECT_EQ(m["tokenizer.ggml.bos_token_id"], 1);
+      EXPECT_EQ(m["tokenizer.ggml.eos_token_id"], 2);
+    } else {
+      EXPECT_FALSE(m.contains("tokenizer.ggml.tokens"));
+    }
+
+    const json& tensors = js["tensorInfos"];
+    ASSERT_EQ(tensors.size(), static_cast<std::size_t>(spec.tensor_count()));
+    for (int i = 0; i < spec.tensor_count(); ++i) {
+      const TensorInfo t = spec.tensor(i);
+      const std::string name = gguf_name(t);
+      const json* found = nullptr;
+      for (const json& e : tensors)
+        if (e["name"] == name) found = &e;
+      ASSERT_NE(found, nullptr) << name;
+      const json& e = *found;
+      const std::vector<std::uint64_t> shape = t.rows == 1 ? std::vector<std::uint64_t>{t.cols}
+                                                           : std::vector<std::uint64_t>{t.cols, t.rows};
+      EXPECT_EQ(e["shape"].get<std::vector<std::uint64_t>>(), shape) << name;
+      EXPECT_EQ(e["dtype"], ggml_code(t.type)) << name;
+      EXPECT_EQ(e["offset"].get<std::uint64_t>(), t.offset - spec.header_bytes) << name;
+      // Norms f32; matrices the asked type, or F16 where a row is not whole blocks of 32.
+      const bool q = c.type == "q8_0" || c.type == "q4_0";
+      const std::string want = t.rows == 1 ? "f32" : q && t.cols % 32 != 0 ? "f16" : c.type;
+      EXPECT_EQ(type_name(t.type), want) << name;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace pocketlm
