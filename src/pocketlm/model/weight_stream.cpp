@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "pocketlm/base/format.h"
+
 namespace pocketlm {
 
 namespace {
@@ -162,9 +164,11 @@ Matrix WeightStream::rows(const StreamedMatrix& m, int r0) {
   } else {
     NonFinite bad;
     if (find_non_finite(t.type, values, scales, static_cast<std::size_t>(rows), n, t.group, &bad)) {
+      char layer[24] = "";
+      if (t.layer >= 0) format_to(layer, sizeof layer, " (layer %d)", t.layer);
       status_ = Status::error(StatusCode::kBadFormat,
-                              "%s: tensor %s (layer %d) element %llu is not finite; pocketlm refuses non-finite weights",
-                              storage_->name(), role_name(t.role), t.layer,
+                              "%s: tensor %s%s element %llu is not finite; pocketlm refuses non-finite weights",
+                              storage_->name(), role_name(t.role), layer,
                               static_cast<unsigned long long>(static_cast<std::uint64_t>(r0) * t.cols + bad.element));
       std::memset(values, 0, static_cast<std::size_t>(rows) * rv);
       if (scales) std::memset(scales, 0, static_cast<std::size_t>(rows) * rs);
