@@ -172,7 +172,11 @@ int run_eval(const EvalOptions& o) {
           const float* base_logits = against ? base.session.model().forward(s[static_cast<std::size_t>(start + p)], p) : nullptr;
           if (target < scored_upto) continue;
           scored_upto = target + 1;
-          t.nll += log_sum_exp(logits, vocab) - logits[s[static_cast<std::size_t>(target)]];
+          const double nll = log_sum_exp(logits, vocab) - logits[s[static_cast<std::size_t>(target)]];
+          if (!std::isfinite(nll))  // as generate(): overflowing weights give no number to average
+            return fail(o.model + ": the logits at position " + std::to_string(p) +
+                        " are not finite (NaN or inf): the weights overflow float arithmetic");
+          t.nll += nll;
           ++t.tokens;
           if (against) {
             t.kl += kl_divergence(base_logits, logits, vocab);
