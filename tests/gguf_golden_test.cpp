@@ -153,8 +153,8 @@ INSTANTIATE_TEST_SUITE_P(Conversions, GgufQuantized,
                                                               "synth15M_greedy", "synth15M_topp"),
                                             ::testing::Values("q8_0", "q4_0")),
                          [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param); });
-// F16 has no SIMD kernel (every backend runs the reference one): stories260K only, which keeps
-// the emulated MIPS and aarch64 runs short.
+// F16 runs the reference kernel everywhere but avx2 (software fp16 conversion, slow under qemu):
+// stories260K only, which keeps the emulated MIPS and aarch64 runs short.
 INSTANTIATE_TEST_SUITE_P(ConversionsF16, GgufQuantized,
                          ::testing::Combine(::testing::Values("s260K_greedy_layla", "s260K_topp_133742"),
                                             ::testing::Values("f16")),
