@@ -108,6 +108,13 @@ test-bare-metal: check-bare-metal
 bench: build models
 	bench/run-bench.sh $(BUILD)
 
+# A manual cross-check with llama.cpp (node-llama-cpp's prebuilt binaries from npm, about 700 MB;
+# needs node and npm): stories260K's GGUF conversions continued greedily by llama.cpp and by
+# pocketlm, tokens compared (tests/llama_cpp/compare.sh). Not part of `make test`.
+.PHONY: check-llama-cpp
+check-llama-cpp: build
+	tests/llama_cpp/compare.sh $(BUILD)
+
 clean:
 	rm -rf $(BUILD) $(AARCH64_BUILD) $(MIPS_BUILD) $(SANITIZE_BUILD) $(VALGRIND_BUILD) $(BARE_METAL_BUILD)
 

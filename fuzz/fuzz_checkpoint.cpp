@@ -83,6 +83,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   params.seed = 1 + data[0];
   params.temperature = (data[1] & 1) ? 0.0f : 1.0f;
   const int steps = session.seq_len() < 2 ? session.seq_len() : 2;
-  if (!session.generate(prompt, n_prompt, steps, params, nullptr, nullptr, nullptr).ok()) std::abort();
+  // Finite weights may still overflow to non-finite logits: generate() stops with that error
+  // (kBadFormat) instead of sampling NaNs. Any other failure is a bug.
+  const Status st = session.generate(prompt, n_prompt, steps, params, nullptr, nullptr, nullptr);
+  if (!st.ok() && (st.code() != StatusCode::kBadFormat || !std::strstr(st.message(), "are not finite"))) std::abort();
   return 0;
 }

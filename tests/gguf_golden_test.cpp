@@ -3,7 +3,8 @@
 //   embedded) give llama2.c's golden tokens and text with no -z, on every backend: the
 //   conversion keeps wq/wk's RoPE pairing and the tokenizer's pieces (format/gguf.h);
 // - their Q8_0 and Q4_0 conversions give the same tokens on every backend;
-// - GGUF -> GGUF re-typing writes the same bytes as converting the .bin directly.
+// - GGUF -> GGUF re-typing writes the same bytes as converting the .bin directly;
+// - an f32 conversion holds every tensor with the .bin's bytes (wq and wk unpermuted).
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -13,7 +14,9 @@
 #include <sstream>
 
 #include "golden_models.h"
+#include "pocketlm/format/model_reader.h"
 #include "pocketlm/kernels/kernels.h"
+#include "ports/posix/file_storage.h"
 #include "test_support.h"
 
 namespace pocketlm::test {
@@ -150,8 +153,8 @@ INSTANTIATE_TEST_SUITE_P(Conversions, GgufQuantized,
                                                               "synth15M_greedy", "synth15M_topp"),
                                             ::testing::Values("q8_0", "q4_0")),
                          [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param); });
-// F16 has no SIMD kernel (every backend runs the reference one): stories260K only, which keeps
-// the emulated MIPS and aarch64 runs short.
+// F16 runs the reference kernel everywhere but avx2 (software fp16 conversion, slow under qemu):
+// stories260K only, which keeps the emulated MIPS and aarch64 runs short.
 INSTANTIATE_TEST_SUITE_P(ConversionsF16, GgufQuantized,
                          ::testing::Combine(::testing::Values("s260K_greedy_layla", "s260K_topp_133742"),
                                             ::testing::Values("f16")),
@@ -178,6 +181,32 @@ TEST(GgufConvert, RetypingAGgufEqualsConvertingTheBin) {
   const CommandResult run = run_pocketlm({"run", from_q80, "-t", "0", "-n", "20", "-i", "Once upon a time"});
   EXPECT_EQ(run.exit_code, 0) << run.err;
   EXPECT_EQ(run.out.rfind("Once upon a time", 0), 0u) << run.out;
+}
+
+// The RoPE mapping, directly: an f32 conversion stores every tensor (wq and wk included) with
+// the bytes of the .bin, rows in the same order (format/gguf.h: no permutation either way).
+TEST(GgufConvert, F32TensorsAreTheBinsBytes) {
+  const std::string gguf = gguf_of("stories260K.bin", "tok512.bin", "f32");
+  ASSERT_FALSE(gguf.empty());
+  FileStorage a, b;
+  ASSERT_TRUE(a.open(model_path("stories260K.bin").c_str(), "model").ok());
+  ASSERT_TRUE(b.open(gguf.c_str(), "model").ok());
+  ModelSpec sa, sb;
+  ASSERT_TRUE(read_model_spec(a, &sa).ok());
+  ASSERT_TRUE(read_model_spec(b, &sb).ok());
+  int compared = 0;
+  for (int i = 0; i < sa.tensor_count(); ++i) {
+    const TensorInfo ta = sa.tensor(i);
+    if (!role_info(ta.role).gguf_name) continue;  // freq_cis: llama2.c v0 only
+    const TensorInfo tb = sb.tensor(ta.role, ta.layer);
+    ASSERT_EQ(ta.bytes(), tb.bytes()) << role_name(ta.role);
+    std::vector<unsigned char> va(static_cast<std::size_t>(ta.bytes())), vb(va.size());
+    ASSERT_TRUE(a.read(ta.offset, va.data(), va.size()).ok());
+    ASSERT_TRUE(b.read(tb.offset, vb.data(), vb.size()).ok());
+    EXPECT_EQ(va, vb) << role_name(ta.role) << " layer " << ta.layer;
+    ++compared;
+  }
+  EXPECT_EQ(compared, 1 + 9 * 5 + 1);  // embedding, 9 per layer x 5, final norm (shared classifier)
 }
 
 // The plan of a GGUF model (its own tokenizer included) is exactly the arena a run allocates.

@@ -159,12 +159,13 @@ int run_eval(const EvalOptions& o) {
   for (const auto& s : encoded) to_score += s.size() > 1 ? s.size() - 1 : 0;
   if (to_score == 0) return fail(o.text + ": no story of the split has a token to predict");
 
+  std::string error;
   {
-    ProgressBar bar("eval", to_score);
+    ProgressBar bar("eval", to_score);  // ended before any message is printed
     for (const auto& s : encoded) {
       const int len = static_cast<int>(s.size());
       int scored_upto = 1;  // tokens before this index are scored (index 0 is BOS, given)
-      for (int start = 0; scored_upto < len; start += step) {
+      for (int start = 0; scored_upto < len && error.empty(); start += step) {
         ++t.windows;
         for (int p = 0; p < window && start + p + 1 < len; ++p) {
           const int target = start + p + 1;
@@ -172,7 +173,13 @@ int run_eval(const EvalOptions& o) {
           const float* base_logits = against ? base.session.model().forward(s[static_cast<std::size_t>(start + p)], p) : nullptr;
           if (target < scored_upto) continue;
           scored_upto = target + 1;
-          t.nll += log_sum_exp(logits, vocab) - logits[s[static_cast<std::size_t>(target)]];
+          const double nll = log_sum_exp(logits, vocab) - logits[s[static_cast<std::size_t>(target)]];
+          if (!std::isfinite(nll)) {  // as generate(): overflowing weights give no number to average
+            error = o.model + ": the logits at position " + std::to_string(p) +
+                    " are not finite (NaN or inf): the weights overflow float arithmetic";
+            break;
+          }
+          t.nll += nll;
           ++t.tokens;
           if (against) {
             t.kl += kl_divergence(base_logits, logits, vocab);
@@ -181,8 +188,10 @@ int run_eval(const EvalOptions& o) {
           bar.advance(1);
         }
       }
+      if (!error.empty()) break;
     }
   }
+  if (!error.empty()) return fail(error);
 
   const double ce = t.nll / static_cast<double>(t.tokens);
   std::printf("model          %s (%s)\n", o.model.c_str(), format_name(m.spec().format));

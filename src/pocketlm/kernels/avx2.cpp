@@ -15,7 +15,8 @@
 //   the sums are exact in any order, and each lane then does the reference's
 //   acc = acc + (float)isum * (d_w * d_x), blocks in order. Q4_0 multiplies the unsigned
 //   nibbles (q + 8) and subtracts 8 * (the block's activation sum) afterwards, in integers.
-// Compiled with -mavx2 -mf16c (fp16 scales); selected when the CPU reports both
+// - f16 matmul: weights interleaved by 8 rows, converted exactly with F16C, then as fp32.
+// Compiled with -mavx2 -mf16c (fp16 scales and weights); selected when the CPU reports both
 // (kernels/registry.cpp).
 #include <immintrin.h>
 
@@ -66,6 +67,40 @@ void matmul_f32(float* out, const float* x, const float* w, int n, int d) {
   }
   // The d % 8 tail rows are row-major: the reference loop computes them.
   if (full < d) reference::matmul_f32(out + full, x, w + static_cast<std::size_t>(full) * n, n, d - full);
+}
+
+// F16 weights interleaved by 8 rows (quant/block_interleave.h: element j of row k at j*8 + k):
+// each lane converts its row's half exactly (F16C) and accumulates w*x in index order, a separate
+// multiply and add, as the reference does; 2 blocks of 8 rows at once.
+void matmul_f16(float* out, const Matrix& w, const Activation& x, int rows) {
+  const int n = w.cols;
+  const float* xv = x.f32();
+  const auto* h = static_cast<const std::uint16_t*>(w.values);
+  const int full = w.interleave == kLanes ? rows / kLanes * kLanes : 0;
+  const std::size_t block = static_cast<std::size_t>(kLanes) * n;
+  int r = 0;
+  for (; r + 2 * kLanes <= full; r += 2 * kLanes) {
+    const std::uint16_t* w0 = h + static_cast<std::size_t>(r) * n;
+    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+    for (int j = 0; j < n; ++j) {
+      const __m256 xj = _mm256_broadcast_ss(xv + j);
+      const std::size_t o = static_cast<std::size_t>(j) * kLanes;
+      a0 = _mm256_add_ps(a0, _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w0 + o))), xj));
+      a1 = _mm256_add_ps(a1, _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w0 + block + o))), xj));
+    }
+    _mm256_storeu_ps(out + r, a0);
+    _mm256_storeu_ps(out + r + kLanes, a1);
+  }
+  for (; r < full; r += kLanes) {
+    const std::uint16_t* w0 = h + static_cast<std::size_t>(r) * n;
+    __m256 a = _mm256_setzero_ps();
+    for (int j = 0; j < n; ++j)
+      a = _mm256_add_ps(a, _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(
+                                             w0 + static_cast<std::size_t>(j) * kLanes))),
+                                         _mm256_broadcast_ss(xv + j)));
+    _mm256_storeu_ps(out + r, a);
+  }
+  if (full < rows) reference::matmul_f16(out + full, rows_from(w, full), x, rows - full);
 }
 
 // Sum of the 8 int32 lanes of each of v[0..7], as one vector (lane k = sum of v[k]).
@@ -555,6 +590,8 @@ const Kernels& avx2_kernels() {
     k.interleave[type_index(TensorType::kQ8_0)] = fixed_interleave<kLanes>;
     k.interleave[type_index(TensorType::kQ4_0)] = fixed_interleave<kLanes>;
     k.quantize_act[type_index(TensorType::kQ8_0)] = quantize_q8_0_act;
+    k.matmul[type_index(TensorType::kF16)] = matmul_f16;
+    k.interleave[type_index(TensorType::kF16)] = fixed_interleave<kLanes>;
     return k;
   }();
   return kAvx2;

@@ -220,8 +220,8 @@ Status Session::open(Storage& model, Storage* tokenizer, const SessionOptions& o
   if (!tokenizer && !spec.tokenizer.present) {
     if (spec.tokenizer.model[0])
       return Status::error(StatusCode::kUnsupported,
-                           "%s: the model's tokenizer (tokenizer.ggml.model = '%s') is not one pocketlm reads; give a "
-                           "tokenizer.bin with -z",
+                           "%s: the model's tokenizer (tokenizer.ggml.model = '%s') is not one pocketlm reads, or has no "
+                           "token list; give a tokenizer.bin with -z",
                            model.name(), spec.tokenizer.model);
     return Status::error(StatusCode::kInvalidArgument, "%s: the model file carries no tokenizer; give one with -z",
                          model.name());
