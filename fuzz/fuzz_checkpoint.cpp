@@ -3,6 +3,7 @@
 // the input's header is extended to the size it implies (the input bytes repeated as weight
 // data, so NaN/Inf/huge scales occur), Session::open reads it with tok512 (or tokenizer.bin
 // for vocab_size 32000) and generate() does two forward passes with sampling.
+#include <cstdio>
 #include <cstring>
 
 #include "fuzz_common.h"
@@ -86,6 +87,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // Finite weights may still overflow to non-finite logits: generate() stops with that error
   // (kBadFormat) instead of sampling NaNs. Any other failure is a bug.
   const Status st = session.generate(prompt, n_prompt, steps, params, nullptr, nullptr, nullptr);
-  if (!st.ok() && (st.code() != StatusCode::kBadFormat || !std::strstr(st.message(), "are not finite"))) std::abort();
+  if (!st.ok() && (st.code() != StatusCode::kBadFormat || !std::strstr(st.message(), "are not finite"))) {
+    std::fprintf(stderr, "fuzz_checkpoint: generate() failed: %s\n", st.message());
+    std::abort();
+  }
   return 0;
 }
