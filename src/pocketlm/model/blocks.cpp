@@ -2,6 +2,7 @@
 
 #include "pocketlm/base/checked.h"
 #include "pocketlm/model/rope_table.h"
+#include "pocketlm/model/row_split.h"
 #include "pocketlm/quant/fp16.h"
 
 namespace pocketlm {
@@ -85,18 +86,13 @@ void BlockOps::matmul_rows(const MatmulOp& op, int r0, int r1) const {
 
 namespace {
 
-// Row blocks per task: a multiple of 32 rows keeps every backend's row blocks whole
-// (interleave 4 or 8, 8 rows per q8_0 step), so each row is computed by the same code
-// whatever the worker count.
-constexpr int kRowAlign = 32;
-
 // Up to three matmuls of the same input go out as one job, their row blocks numbered one
-// after the other: one dispatch instead of three.
+// after the other: one dispatch instead of three (model/row_split.h).
 struct MatmulJob {
   const BlockOps* ops_owner;
   const MatmulOp* ops;
-  int blocks[3];  // row blocks of each op
-  int rows[3];    // rows per block of each op
+  RowSplit split;
+  int op_rows[3];
 };
 
 struct AttentionTask {
@@ -142,26 +138,14 @@ void BlockOps::dispatch(const MatmulOp* ops, int count) {
     for (int i = 0; i < count; ++i) matmul_rows(ops[i], 0, ops[i].w->rows);
     return;
   }
-  MatmulJob job{this, ops, {}, {}};
-  int tasks = 0;
-  for (int i = 0; i < count; ++i) {
-    // About four blocks per worker, taken dynamically, so that no worker idles long at the
-    // end; blocks of whole multiples of kRowAlign rows.
-    const int d = ops[i].w->rows;
-    int rows = (d + 4 * workers - 1) / (4 * workers);
-    rows = (rows + kRowAlign - 1) / kRowAlign * kRowAlign;
-    job.rows[i] = rows;
-    job.blocks[i] = (d + rows - 1) / rows;
-    tasks += job.blocks[i];
-  }
-  parallel_->run(tasks, [](void* ctx, int task) {
+  int op_rows[3] = {};
+  for (int i = 0; i < count; ++i) op_rows[i] = ops[i].w->rows;
+  MatmulJob job{this, ops, RowSplit(op_rows, count, workers), {op_rows[0], op_rows[1], op_rows[2]}};
+  parallel_->run(job.split.tasks, [](void* ctx, int task) {
     const auto* j = static_cast<const MatmulJob*>(ctx);
-    int i = 0;
-    while (task >= j->blocks[i]) task -= j->blocks[i++];
-    const MatmulOp& op = j->ops[i];
-    const int r0 = task * j->rows[i];
-    const int r1 = r0 + j->rows[i] < op.w->rows ? r0 + j->rows[i] : op.w->rows;
-    j->ops_owner->matmul_rows(op, r0, r1);
+    int i = 0, r0 = 0, r1 = 0;
+    j->split.locate(task, j->op_rows, &i, &r0, &r1);
+    j->ops_owner->matmul_rows(j->ops[i], r0, r1);
   }, &job);
 }
 

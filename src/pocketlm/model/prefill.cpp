@@ -7,6 +7,7 @@
 #include "pocketlm/kernels/batch.h"
 #include "pocketlm/model/blocks.h"
 #include "pocketlm/model/rope_table.h"
+#include "pocketlm/model/row_split.h"
 
 namespace pocketlm {
 
@@ -57,15 +58,12 @@ void BlockOps::matmul_batch_rows(const BatchMatmulOp& op, int r0, int r1) const 
 
 namespace {
 
-// Row blocks per task stay whole multiples of 32 rows, as in BlockOps::dispatch, so each row
-// is computed by the same code whatever the worker count.
-constexpr int kRowAlign = 32;
-
+// Cut into tasks as BlockOps::dispatch cuts (model/row_split.h).
 struct BatchJob {
   const BlockOps* ops_owner;
   const BatchMatmulOp* ops;
-  int blocks[3];
-  int rows[3];
+  RowSplit split;
+  int op_rows[3];
 };
 
 }  // namespace
@@ -115,24 +113,14 @@ void BlockOps::dispatch_batch(const BatchMatmulOp* ops, int count) {
     for (int i = 0; i < count; ++i) matmul_batch_rows(ops[i], 0, ops[i].w->rows);
     return;
   }
-  BatchJob job{this, ops, {}, {}};
-  int tasks = 0;
-  for (int i = 0; i < count; ++i) {
-    const int d = ops[i].w->rows;
-    int rows = (d + 4 * workers - 1) / (4 * workers);
-    rows = (rows + kRowAlign - 1) / kRowAlign * kRowAlign;
-    job.rows[i] = rows;
-    job.blocks[i] = (d + rows - 1) / rows;
-    tasks += job.blocks[i];
-  }
-  parallel_->run(tasks, [](void* ctx, int task) {
+  int op_rows[3] = {};
+  for (int i = 0; i < count; ++i) op_rows[i] = ops[i].w->rows;
+  BatchJob job{this, ops, RowSplit(op_rows, count, workers), {op_rows[0], op_rows[1], op_rows[2]}};
+  parallel_->run(job.split.tasks, [](void* ctx, int task) {
     const auto* j = static_cast<const BatchJob*>(ctx);
-    int i = 0;
-    while (task >= j->blocks[i]) task -= j->blocks[i++];
-    const BatchMatmulOp& op = j->ops[i];
-    const int r0 = task * j->rows[i];
-    const int r1 = r0 + j->rows[i] < op.w->rows ? r0 + j->rows[i] : op.w->rows;
-    j->ops_owner->matmul_batch_rows(op, r0, r1);
+    int i = 0, r0 = 0, r1 = 0;
+    j->split.locate(task, j->op_rows, &i, &r0, &r1);
+    j->ops_owner->matmul_batch_rows(j->ops[i], r0, r1);
   }, &job);
 }
 
