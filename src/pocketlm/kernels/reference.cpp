@@ -134,7 +134,15 @@ void rope(float* q, float* k, int dim, int kv_dim, int head_size, int pos) {
   }
 }
 
-void attention(const AttentionArgs& a) {
+namespace {
+
+inline float widen(float x) { return x; }
+inline float widen(std::uint16_t h) { return fp16_to_fp32(h); }  // exact
+
+// run.c's attention over a cache of T (f32, or binary16 widened exactly on read), statement for
+// statement: scores in index order, softmax, then the weighted sum of values in position order.
+template <typename T>
+void attention_over(const AttentionArgs& a, const T* key_cache, const T* value_cache) {
   const int kv_mul = a.n_heads / a.n_kv_heads;
   const float scale = std::sqrt(static_cast<float>(a.head_size));
   const int head_end = a.head_end < 0 ? a.n_heads : a.head_end;
@@ -143,9 +151,9 @@ void attention(const AttentionArgs& a) {
     float* att = a.att + static_cast<std::size_t>(h) * a.att_stride;
     const std::size_t kv_off = static_cast<std::size_t>(h / kv_mul) * a.head_size;
     for (int t = 0; t <= a.pos; ++t) {
-      const float* k = a.key_cache + static_cast<std::size_t>(t) * a.kv_dim + kv_off;
+      const T* k = key_cache + static_cast<std::size_t>(t) * a.kv_dim + kv_off;
       float score = 0.0f;
-      for (int i = 0; i < a.head_size; ++i) score += q[i] * k[i];
+      for (int i = 0; i < a.head_size; ++i) score += q[i] * widen(k[i]);
       score /= scale;
       att[t] = score;
     }
@@ -153,39 +161,19 @@ void attention(const AttentionArgs& a) {
     float* xb = a.out + h * a.head_size;
     std::memset(xb, 0, static_cast<std::size_t>(a.head_size) * sizeof(float));
     for (int t = 0; t <= a.pos; ++t) {
-      const float* v = a.value_cache + static_cast<std::size_t>(t) * a.kv_dim + kv_off;
+      const T* v = value_cache + static_cast<std::size_t>(t) * a.kv_dim + kv_off;
       const float w = att[t];
-      for (int i = 0; i < a.head_size; ++i) xb[i] += w * v[i];
+      for (int i = 0; i < a.head_size; ++i) xb[i] += w * widen(v[i]);
     }
   }
 }
 
+}  // namespace
+
+void attention(const AttentionArgs& a) { attention_over(a, a.key_cache, a.value_cache); }
+
 // attention() with the cache values read from binary16 (exact widening), same order.
-void attention_f16(const AttentionArgs& a) {
-  const int kv_mul = a.n_heads / a.n_kv_heads;
-  const float scale = std::sqrt(static_cast<float>(a.head_size));
-  const int head_end = a.head_end < 0 ? a.n_heads : a.head_end;
-  for (int h = a.head_begin; h < head_end; ++h) {
-    const float* q = a.q + h * a.head_size;
-    float* att = a.att + static_cast<std::size_t>(h) * a.att_stride;
-    const std::size_t kv_off = static_cast<std::size_t>(h / kv_mul) * a.head_size;
-    for (int t = 0; t <= a.pos; ++t) {
-      const std::uint16_t* k = a.key_cache16 + static_cast<std::size_t>(t) * a.kv_dim + kv_off;
-      float score = 0.0f;
-      for (int i = 0; i < a.head_size; ++i) score += q[i] * fp16_to_fp32(k[i]);
-      score /= scale;
-      att[t] = score;
-    }
-    softmax(att, a.pos + 1);
-    float* xb = a.out + h * a.head_size;
-    std::memset(xb, 0, static_cast<std::size_t>(a.head_size) * sizeof(float));
-    for (int t = 0; t <= a.pos; ++t) {
-      const std::uint16_t* v = a.value_cache16 + static_cast<std::size_t>(t) * a.kv_dim + kv_off;
-      const float w = att[t];
-      for (int i = 0; i < a.head_size; ++i) xb[i] += w * fp16_to_fp32(v[i]);
-    }
-  }
-}
+void attention_f16(const AttentionArgs& a) { attention_over(a, a.key_cache16, a.value_cache16); }
 
 void swiglu(float* hb, const float* hb2, int n) {
   for (int i = 0; i < n; ++i) {
