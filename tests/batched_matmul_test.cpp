@@ -14,23 +14,15 @@
 #include "pocketlm/kernels/kernels.h"
 #include "pocketlm/quant/q80_interleave.h"
 #include "pocketlm/quant/row_interleave.h"
+#include "kernel_test_support.h"
 
 namespace pocketlm {
 namespace {
 
-std::vector<const Kernels*> backends() {
-  std::vector<const Kernels*> out;
-  for (const char* const* name = kernel_names(); *name; ++name)
-    if (const Kernels* k = find_kernels(*name)) out.push_back(k);
-  return out;
-}
+using test::random_floats;
 
-std::vector<float> random_floats(std::size_t n, std::mt19937& rng, float scale) {
-  std::uniform_real_distribution<float> dist(-scale, scale);
-  std::vector<float> v(n);
-  for (auto& x : v) x = dist(rng);
-  return v;
-}
+std::vector<const Kernels*> backends() { return test::available_backends(); }
+
 
 // Compares out (token t at t * stride) with want (token t at t * rows), bit for bit.
 void expect_tokens(const std::vector<float>& want, const std::vector<float>& got, int tokens, int rows,

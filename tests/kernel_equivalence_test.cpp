@@ -16,30 +16,17 @@
 #include "pocketlm/quant/q8_0.h"
 #include "pocketlm/quant/q80_interleave.h"
 #include "pocketlm/quant/row_interleave.h"
+#include "kernel_test_support.h"
 
 namespace pocketlm {
 namespace {
 
-std::vector<const Kernels*> backends() {
-  std::vector<const Kernels*> out;
-  for (const char* const* name = kernel_names(); *name; ++name)
-    if (const Kernels* k = find_kernels(*name)) out.push_back(k);
-  return out;
-}
+using test::random_floats;
+using test::random_int8;
 
-std::vector<float> random_floats(std::size_t n, std::mt19937& rng, float scale = 1.0f) {
-  std::uniform_real_distribution<float> dist(-scale, scale);
-  std::vector<float> v(n);
-  for (auto& x : v) x = dist(rng);
-  return v;
-}
+std::vector<const Kernels*> backends() { return test::available_backends(); }
 
-std::vector<std::int8_t> random_int8(std::size_t n, std::mt19937& rng) {
-  std::uniform_int_distribution<int> dist(-128, 127);  // weights may hold -128
-  std::vector<std::int8_t> v(n);
-  for (auto& x : v) x = static_cast<std::int8_t>(dist(rng));
-  return v;
-}
+
 
 // Bitwise equality, with the first differing index in the message.
 void expect_same_bits(const std::vector<float>& a, const std::vector<float>& b, const std::string& what) {

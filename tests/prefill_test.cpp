@@ -12,12 +12,14 @@
 
 #include "golden_models.h"
 #include "pocketlm/runtime/session.h"
+#include "kernel_test_support.h"
 #include "ports/posix/file_storage.h"
 #include "ports/posix/thread_pool.h"
 #include "test_support.h"
 
 namespace pocketlm {
 namespace {
+
 
 constexpr int kBatch = 8;
 
@@ -69,12 +71,7 @@ PrefillRun run(const std::string& model_name, const Kernels& kernels, int thread
   return r;
 }
 
-std::vector<const Kernels*> backends() {
-  std::vector<const Kernels*> out;
-  for (const char* const* name = kernel_names(); *name; ++name)
-    if (const Kernels* k = find_kernels(*name)) out.push_back(k);
-  return out;
-}
+std::vector<const Kernels*> backends() { return test::available_backends(); }
 
 TEST(Prefill, SameTokensAsOneTokenAtATimeOnEveryBackendAndThreadCount) {
   for (const char* model : {"stories260K.bin", "stories260K_q80.bin"}) {
