@@ -43,12 +43,6 @@ std::vector<std::string> case_names() {
   return names;
 }
 
-std::vector<std::string> available_kernels() {
-  std::vector<std::string> names;
-  for (const char* const* name = kernel_names(); *name; ++name)
-    if (find_kernels(*name)) names.push_back(*name);
-  return names;
-}
 
 // `model` (a golden model name) converted to GGUF of `type` with `tokenizer` embedded, once
 // per test process.
@@ -126,7 +120,7 @@ TEST_P(GgufGolden, F32ConversionGivesTheGoldenTokensWithItsOwnTokenizer) {
 }
 
 INSTANTIATE_TEST_SUITE_P(ReferenceRuns, GgufGolden,
-                         ::testing::Combine(::testing::ValuesIn(case_names()), ::testing::ValuesIn(available_kernels())),
+                         ::testing::Combine(::testing::ValuesIn(case_names()), ::testing::ValuesIn(available_kernel_names())),
                          [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param); });
 
 class GgufQuantized : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
@@ -141,7 +135,7 @@ TEST_P(GgufQuantized, SameTokensOnEveryBackend) {
   const CaseRun want = run_case(*c, model, "reference");
   ASSERT_FALSE(want.next.empty());
   EXPECT_EQ(want.prompt, (*c)["prompt_tokens"].get<std::vector<int>>());  // the tokenizer is the same
-  for (const std::string& k : available_kernels()) {
+  for (const std::string& k : available_kernel_names()) {
     const CaseRun got = run_case(*c, model, k);
     EXPECT_EQ(got.next, want.next) << k;
     EXPECT_EQ(got.out, want.out) << k;
@@ -213,7 +207,7 @@ TEST(GgufConvert, F32TensorsAreTheBinsBytes) {
 TEST(GgufConvert, PlanEqualsTheArenaOfARun) {
   const std::string model = gguf_of("stories260K.bin", "tok512.bin", "q4_0");
   ASSERT_FALSE(model.empty());
-  for (const std::string& k : available_kernels()) {
+  for (const std::string& k : available_kernel_names()) {
     const CommandResult plan = run_pocketlm({"plan", model, "--kernels", k});
     ASSERT_EQ(plan.exit_code, 0) << plan.err;
     EXPECT_NE(plan.out.find("tokenizer (the model's own)"), std::string::npos) << plan.out;

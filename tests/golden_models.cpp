@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "pocketlm/kernels/kernels.h"
 #include "test_support.h"
 
 namespace pocketlm::test {
@@ -52,6 +53,13 @@ std::vector<int> golden_next_tokens(const std::string& case_name) {
   for (const auto& c : nlohmann::json::parse(in))
     if (c["name"] == case_name) return c["next_tokens"].get<std::vector<int>>();
   return {};
+}
+
+std::vector<std::string> available_kernel_names() {
+  std::vector<std::string> names;
+  for (const char* const* name = kernel_names(); *name; ++name)
+    if (find_kernels(*name)) names.push_back(*name);
+  return names;
 }
 
 bool collect_tokens(std::int32_t, std::int32_t next, void* ctx) {

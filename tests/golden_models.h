@@ -24,6 +24,9 @@ std::vector<int> golden_next_tokens(const std::string& case_name);
 // A generate() callback that appends each next token to the std::vector<int> at ctx.
 bool collect_tokens(std::int32_t prev, std::int32_t next, void* ctx);
 
+// Names of every backend this build has and this CPU runs: each must reproduce the golden tokens.
+std::vector<std::string> available_kernel_names();
+
 // Path of a golden model ("stories260K.bin", "s260K_q80_gs4.bin", "synth15M.bin",
 // "synth15M_q80.bin"), or "" when it is not available.
 std::string golden_model_path(const std::string& name);
