@@ -2,13 +2,13 @@
 # The issue-4 benchmark matrix: `pocketlm bench` on the stories15M-shaped models (q80 and
 # fp32, seq_len 256, 256 tokens) for every backend and 1 or 2 threads, as one markdown table
 # with the ratio to `reference` at the same thread count, measured in the same run.
-# Usage: bench/matrix.sh [BUILD_DIR]   (env: REPEATS=5 KERNELS="reference tiled4 avx2")
+# Usage: bench/matrix.sh [BUILD_DIR]   (env: REPEATS=5 KERNELS="reference tiled4 avx2 avxvnni")
 # The synth15M models come from bench/peak-rss.sh (pocketlm synth + convert).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 repeats=${REPEATS:-5}
-kernels=${KERNELS:-"reference tiled4 avx2"}
+kernels=${KERNELS:-"reference tiled4 avx2 avxvnni"}
 bin=$build/pocketlm
 echo "| model | kernels | threads | decode tok/s | x reference | ms/token median (p10-p90) | prefill tok/s | GB/s |"
 echo "|---|---|---:|---:|---:|---|---:|---:|"

@@ -21,7 +21,7 @@ for pair in stories260K.bin:tok512.bin stories260K_q80.bin:tok512.bin synth15M.b
   [ -f "$model" ] && [ -f "$tokenizer" ] || continue
   # Every backend this build and CPU have ("pocketlm run --help" lists them; an unavailable
   # one is refused in one line, so it is skipped).
-  for kernels in reference tiled4 avx2 neon; do
+  for kernels in reference tiled4 avx2 avxvnni neon; do
     "$bin" run "$model" -z "$tokenizer" -t 0 -n 1 --kernels "$kernels" >/dev/null 2>&1 || continue
     decode=(); prefill=()
     for _ in $(seq "$repeats"); do

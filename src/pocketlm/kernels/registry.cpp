@@ -11,7 +11,8 @@ namespace pocketlm {
 
 const Kernels& tiled4_kernels();  // kernels/tiled4.cpp: portable, always compiled and available
 #if defined(POCKETLM_HAVE_AVX2)
-const Kernels& avx2_kernels();  // kernels/avx2.cpp
+const Kernels& avx2_kernels();     // kernels/avx2.cpp
+const Kernels& avxvnni_kernels();  // kernels/avxvnni.cpp
 #endif
 #if defined(POCKETLM_HAVE_NEON)
 const Kernels& neon_kernels();  // kernels/neon.cpp; AArch64 always has Advanced SIMD
@@ -26,6 +27,16 @@ namespace {
   unsigned a = 0, b = 0, c = 0, d = 0;
   const bool f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29)) != 0;
   return __builtin_cpu_supports("avx2") && f16c;
+#else
+  return false;
+#endif
+}
+
+[[maybe_unused]] bool cpu_has_avxvnni() {
+#if defined(POCKETLM_HAVE_AVX2)
+  // AVX-VNNI (the VEX-encoded vpdpbusd): CPUID leaf 7, sub-leaf 1, EAX bit 4.
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  return cpu_has_avx2() && __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 4)) != 0;
 #else
   return false;
 #endif
@@ -48,6 +59,7 @@ const char* const* kernel_names() {
       "tiled4",
 #if defined(POCKETLM_HAVE_AVX2)
       "avx2",
+      "avxvnni",
 #endif
 #if defined(POCKETLM_HAVE_NEON)
       "neon",
@@ -61,6 +73,7 @@ const Kernels* find_kernels(const char* name) {
   if (std::strcmp(name, "tiled4") == 0) return &tiled4_kernels();
 #if defined(POCKETLM_HAVE_AVX2)
   if (std::strcmp(name, "avx2") == 0) return cpu_has_avx2() ? &avx2_kernels() : nullptr;
+  if (std::strcmp(name, "avxvnni") == 0) return cpu_has_avxvnni() ? &avxvnni_kernels() : nullptr;
 #endif
 #if defined(POCKETLM_HAVE_NEON)
   if (std::strcmp(name, "neon") == 0) return &neon_kernels();
@@ -70,6 +83,7 @@ const Kernels* find_kernels(const char* name) {
 
 const Kernels& default_kernels() {
 #if defined(POCKETLM_HAVE_AVX2)
+  if (cpu_has_avxvnni()) return avxvnni_kernels();
   if (cpu_has_avx2()) return avx2_kernels();
 #endif
 #if defined(POCKETLM_HAVE_NEON)

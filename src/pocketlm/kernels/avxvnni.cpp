@@ -1,0 +1,46 @@
+// The AVX-VNNI backend (x86-64): the avx2 backend with its int8 matmuls (q80, Q8_0, Q4_0,
+// single token and batched prefill) on vpdpbusd, which multiplies unsigned by signed bytes and
+// adds each group of 4 products straight into an int32 lane: one instruction where AVX2 needs
+// three (vpmaddubsw, vpmaddwd, vpaddd). It does not saturate, and the group sums are exact
+// integers in any order, so the results are the bits of `reference` (kernels/x86_int8.h).
+// Everything else (fp32, f16, attention, quantization) is avx2's. Compiled with -mavx2 -mf16c
+// -mavxvnni; selected when the CPU reports AVX-VNNI too (kernels/registry.cpp): Intel Alder
+// Lake and Sapphire Rapids onwards, AMD Zen 5.
+#include <immintrin.h>
+
+#include "pocketlm/kernels/kernels.h"
+#include "pocketlm/kernels/x86_int8.h"
+
+namespace pocketlm {
+
+const Kernels& avx2_kernels();  // kernels/avx2.cpp
+
+namespace {
+
+struct VnniDot {
+  static constexpr bool kFusedAdd = true;
+  // acc + the int32 sums of 4 adjacent products u[i] * s[i] (u unsigned, s signed bytes).
+  static inline __m256i add(__m256i acc, __m256i u, __m256i s) { return _mm256_dpbusd_avx_epi32(acc, u, s); }
+  // acc + the int32 sums of 4 adjacent products w[i] * x[i] of two signed byte vectors, as
+  // |w| * (x * sign(w)): exact for every int8 w while |x| <= 127 (the activations' range).
+  static inline __m256i signed_add(__m256i acc, __m256i w, __m256i x) {
+    return add(acc, _mm256_abs_epi8(w), _mm256_sign_epi8(x, w));
+  }
+};
+
+}  // namespace
+
+const Kernels& avxvnni_kernels() {
+  static const Kernels kAvxVnni = [] {
+    Kernels k = avx2_kernels();  // same layouts (interleave), same non-int8 kernels
+    k.name = "avxvnni";
+    k.matmul[type_index(TensorType::kQ80)] = matmul_q80_entry<matmul_q80<VnniDot>>;
+    k.matmul_batch[type_index(TensorType::kQ80)] = matmul_q80_batch<VnniDot>;
+    k.matmul[type_index(TensorType::kQ8_0)] = matmul_ggml<VnniDot, false>;
+    k.matmul[type_index(TensorType::kQ4_0)] = matmul_ggml<VnniDot, true>;
+    return k;
+  }();
+  return kAvxVnni;
+}
+
+}  // namespace pocketlm
