@@ -196,6 +196,34 @@ TEST_P(KernelEquivalence, Attention) {
   }
 }
 
+TEST_P(KernelEquivalence, AttentionBatchIsAttentionPerToken) {
+  if (!k_.attention_batch) GTEST_SKIP() << k_.name << " runs attention once per token";
+  // n_heads, n_kv_heads, head_size, seq_len
+  const int shapes[][4] = {{8, 4, 8, 24}, {6, 6, 48, 40}, {4, 1, 6, 19}, {3, 3, 10, 33}};
+  for (auto [n_heads, n_kv_heads, head_size, seq_len] : shapes) {
+    const int kv_dim = n_kv_heads * head_size, dim = n_heads * head_size;
+    const auto kc = random_floats(static_cast<std::size_t>(seq_len) * kv_dim, rng_);
+    const auto vc = random_floats(static_cast<std::size_t>(seq_len) * kv_dim, rng_);
+    // Blocks that start on and off a key tile, shorter and longer than a query tile, and one
+    // that ends at the last position.
+    for (auto [pos, count] : {std::pair{0, 1}, {0, 9}, {3, 4}, {7, 5}, {8, 3}, {seq_len - 6, 6}}) {
+      const auto q = random_floats(static_cast<std::size_t>(count) * dim, rng_, 2.0f);
+      std::vector<float> want(q.size()), got(q.size());
+      std::vector<float> att(static_cast<std::size_t>(n_heads) * kAttentionQueryTile * seq_len);
+      for (int t = 0; t < count; ++t)
+        ref_.attention({want.data() + t * dim, att.data(), q.data() + t * dim, kc.data(), vc.data(), pos + t, n_heads,
+                        n_kv_heads, head_size, kv_dim, seq_len});
+      AttentionArgs args{got.data(), att.data(), q.data(), kc.data(), vc.data(), pos, n_heads, n_kv_heads, head_size,
+                         kv_dim, seq_len};
+      args.count = count;
+      args.q_stride = dim;
+      k_.attention_batch(args);
+      expect_same_bits(want, got, "attention_batch pos=" + std::to_string(pos) + " count=" + std::to_string(count) +
+                                      " head_size=" + std::to_string(head_size));
+    }
+  }
+}
+
 // run.c's SiLU, val * (1 / (1 + expf(-val))), has expf overflow to inf for val below
 // -kSiluExpLimit (a trap on the PSP's FPU); the kernels skip expf there and must give the
 // very same bits, signed zeros included, on both sides of the limit.

@@ -187,57 +187,85 @@ inline void weighted_values(const AttentionArgs& a, const float* att, int positi
 // Attention, exact: the scores of 8 positions at once (each lane sums q[i] * k_t[i] over i in
 // order; the keys of 8 positions come as transposed 8x8 tiles), run.c's softmax, then the weighted
 // sum of values with 8 dimensions per vector (each lane adds a_t * v_t[i] over t in order).
-void attention(const AttentionArgs& a) {
+// Up to kTile queries of one head (a prefill block's tokens at consecutive positions) share each
+// transposed key tile; query j's arithmetic is the single query's, its own positions only.
+template <int kTile>
+void attention_queries(const AttentionArgs& a) {
   const int kv_mul = a.n_heads / a.n_kv_heads;
   const float scale = std::sqrt(static_cast<float>(a.head_size));
   const int head_end = a.head_end < 0 ? a.n_heads : a.head_end;
-  const int positions = a.pos + 1;
+  const auto q_stride = static_cast<std::size_t>(a.q_stride);
   const __m256i key_index = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(a.kv_dim));
   for (int h = a.head_begin; h < head_end; ++h) {
-    const float* q = a.q + h * a.head_size;
-    float* att = a.att + static_cast<std::size_t>(h) * a.att_stride;
     const std::size_t kv_off = static_cast<std::size_t>(h / kv_mul) * a.head_size;
-    int t = 0;
-    for (; t + kLanes <= positions; t += kLanes) {
-      const float* k = a.key_cache + static_cast<std::size_t>(t) * a.kv_dim + kv_off;
-      __m256 score = _mm256_setzero_ps();
-      int i = 0;
-      // 8 dimensions of 8 positions at a time: load the 8x8 tile of keys and transpose it, so
-      // that column c holds dimension i + c of the 8 positions; add them in order of i.
-      for (; i + kLanes <= a.head_size; i += kLanes) {
-        __m256 col[kLanes];
-        for (int p = 0; p < kLanes; ++p) col[p] = _mm256_loadu_ps(k + static_cast<std::size_t>(p) * a.kv_dim + i);
-        transpose8(col);
-        for (int c = 0; c < kLanes; ++c) score = _mm256_add_ps(score, _mm256_mul_ps(_mm256_set1_ps(q[i + c]), col[c]));
+    for (int t0 = 0; t0 < a.count; t0 += kTile) {
+      const int n = a.count - t0 < kTile ? a.count - t0 : kTile;
+      const float* q[kTile];
+      float* att[kTile];
+      int positions[kTile];
+      for (int j = 0; j < n; ++j) {
+        q[j] = a.q + (t0 + j) * q_stride + static_cast<std::size_t>(h) * a.head_size;
+        att[j] = a.att + (static_cast<std::size_t>(h) * kTile + j) * a.att_stride;
+        positions[j] = a.pos + t0 + j + 1;
       }
-      for (; i < a.head_size; ++i)
-        score = _mm256_add_ps(score, _mm256_mul_ps(_mm256_set1_ps(q[i]), _mm256_i32gather_ps(k + i, key_index, 4)));
-      _mm256_storeu_ps(att + t, _mm256_div_ps(score, _mm256_set1_ps(scale)));
-    }
-    for (; t < positions; ++t) {
-      const float* k = a.key_cache + static_cast<std::size_t>(t) * a.kv_dim + kv_off;
-      float score = 0.0f;
-      for (int i = 0; i < a.head_size; ++i) score += q[i] * k[i];
-      att[t] = score / scale;
-    }
-    reference::softmax(att, positions);
-    float* xb = a.out + h * a.head_size;
-    int i = 0;
-    // Up to 6 vectors (48 dimensions) per pass over the positions, so that each position's
-    // values are read as one contiguous run; every lane still adds a_t * v_t[i] over t in order.
-    for (; i + 6 * kLanes <= a.head_size; i += 6 * kLanes) weighted_values<6>(a, att, positions, kv_off + i, xb + i);
-    for (; i + 4 * kLanes <= a.head_size; i += 4 * kLanes) weighted_values<4>(a, att, positions, kv_off + i, xb + i);
-    for (; i + 2 * kLanes <= a.head_size; i += 2 * kLanes) weighted_values<2>(a, att, positions, kv_off + i, xb + i);
-    for (; i + kLanes <= a.head_size; i += kLanes) weighted_values<1>(a, att, positions, kv_off + i, xb + i);
-    for (; i < a.head_size; ++i) {
-      float acc = 0.0f;
-      for (int p = 0; p < positions; ++p)
-        acc += att[p] * a.value_cache[static_cast<std::size_t>(p) * a.kv_dim + kv_off + static_cast<std::size_t>(i)];
-      xb[i] = acc;
+      // Key tiles every query of the group covers in full, then those only the later ones do
+      // (positions grow with j); each query's last positions % 8 go one at a time below.
+      for (int t = 0; t + kLanes <= positions[n - 1]; t += kLanes) {
+        int first = 0;
+        while (t + kLanes > positions[first]) ++first;
+        const float* k = a.key_cache + static_cast<std::size_t>(t) * a.kv_dim + kv_off;
+        __m256 score[kTile];
+        for (int j = first; j < n; ++j) score[j] = _mm256_setzero_ps();
+        int i = 0;
+        // 8 dimensions of 8 positions at a time: load the 8x8 tile of keys and transpose it, so
+        // that column c holds dimension i + c of the 8 positions; add them in order of i.
+        for (; i + kLanes <= a.head_size; i += kLanes) {
+          __m256 col[kLanes];
+          for (int p = 0; p < kLanes; ++p) col[p] = _mm256_loadu_ps(k + static_cast<std::size_t>(p) * a.kv_dim + i);
+          transpose8(col);
+          for (int j = first; j < n; ++j)
+            for (int c = 0; c < kLanes; ++c)
+              score[j] = _mm256_add_ps(score[j], _mm256_mul_ps(_mm256_set1_ps(q[j][i + c]), col[c]));
+        }
+        for (; i < a.head_size; ++i) {
+          const __m256 col = _mm256_i32gather_ps(k + i, key_index, 4);
+          for (int j = first; j < n; ++j) score[j] = _mm256_add_ps(score[j], _mm256_mul_ps(_mm256_set1_ps(q[j][i]), col));
+        }
+        for (int j = first; j < n; ++j) _mm256_storeu_ps(att[j] + t, _mm256_div_ps(score[j], _mm256_set1_ps(scale)));
+      }
+      for (int j = 0; j < n; ++j) {
+        for (int t = positions[j] / kLanes * kLanes; t < positions[j]; ++t) {
+          const float* k = a.key_cache + static_cast<std::size_t>(t) * a.kv_dim + kv_off;
+          float score = 0.0f;
+          for (int i = 0; i < a.head_size; ++i) score += q[j][i] * k[i];
+          att[j][t] = score / scale;
+        }
+        reference::softmax(att[j], positions[j]);
+        float* xb = a.out + (t0 + j) * q_stride + static_cast<std::size_t>(h) * a.head_size;
+        int i = 0;
+        // Up to 6 vectors (48 dimensions) per pass over the positions, so that each position's
+        // values are read as one contiguous run; every lane still adds a_t * v_t[i] over t in order.
+        for (; i + 6 * kLanes <= a.head_size; i += 6 * kLanes) weighted_values<6>(a, att[j], positions[j], kv_off + i, xb + i);
+        for (; i + 4 * kLanes <= a.head_size; i += 4 * kLanes) weighted_values<4>(a, att[j], positions[j], kv_off + i, xb + i);
+        for (; i + 2 * kLanes <= a.head_size; i += 2 * kLanes) weighted_values<2>(a, att[j], positions[j], kv_off + i, xb + i);
+        for (; i + kLanes <= a.head_size; i += kLanes) weighted_values<1>(a, att[j], positions[j], kv_off + i, xb + i);
+        for (; i < a.head_size; ++i) {
+          float acc = 0.0f;
+          for (int p = 0; p < positions[j]; ++p)
+            acc += att[j][p] * a.value_cache[static_cast<std::size_t>(p) * a.kv_dim + kv_off + static_cast<std::size_t>(i)];
+          xb[i] = acc;
+        }
+      }
     }
   }
 }
 
+// One query (decode): scratch rows one per head, as AttentionArgs documents.
+void attention(const AttentionArgs& a) {
+  AttentionArgs one = a;
+  one.count = 1;
+  attention_queries<1>(one);
+}
 
 // ---- GGUF block types ----
 
@@ -287,6 +315,7 @@ const Kernels& avx2_kernels() {
     k.interleave[type_index(TensorType::kQ80)] = q80_interleave;
     k.quantize_act[type_index(TensorType::kQ80)] = quantize_q80_entry<quantize_q80>;
     k.attention = attention;
+    k.attention_batch = attention_queries<kAttentionQueryTile>;
     k.matmul_batch[type_index(TensorType::kQ80)] = matmul_q80_batch<MaddubsDot>;
     k.matmul[type_index(TensorType::kQ8_0)] = matmul_ggml<MaddubsDot, false>;
     k.matmul[type_index(TensorType::kQ4_0)] = matmul_ggml<MaddubsDot, true>;

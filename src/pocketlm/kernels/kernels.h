@@ -18,6 +18,7 @@ namespace pocketlm {
 struct AttentionArgs {
   float* out;                // [n_heads * head_size] weighted sum of values per head
   float* att;                // scratch [n_heads * att_stride] scores, then probabilities
+                             // (attention_batch: [n_heads * kAttentionQueryTile * att_stride])
   const float* q;            // [n_heads * head_size] rotated queries at `pos`
   const float* key_cache;    // this layer's keys [seq_len * kv_dim]
   const float* value_cache;  // this layer's values [seq_len * kv_dim]
@@ -29,7 +30,16 @@ struct AttentionArgs {
   // An f16 KV cache (--kv f16): these instead of key_cache/value_cache (attention_f16).
   const std::uint16_t* key_cache16 = nullptr;
   const std::uint16_t* value_cache16 = nullptr;
+  // attention_batch only: `count` queries at positions pos .. pos + count - 1, causal (token i
+  // attends over 0 .. pos + i); token i's q and out rows start q_stride floats after token
+  // i - 1's.
+  int count = 1;
+  int q_stride = 0;
 };
+
+// Queries of one block that attention_batch scores against each key tile together: the
+// scratch holds this many rows of scores per head.
+inline constexpr int kAttentionQueryTile = 4;
 
 // A matmul's input vector in the activation type of the weights (TypeTraits::activation):
 // f32 values, or q80 int8 values with one fp32 scale per `group` (quantized once per vector).
@@ -91,6 +101,10 @@ struct Kernels {
   void (*attention)(const AttentionArgs& args);
   // The same over an f16 KV cache (each value widened exactly to f32, then run.c's order).
   void (*attention_f16)(const AttentionArgs& args);
+  // Batched prefill: the `count` queries of a block (AttentionArgs::count), each with the
+  // arithmetic of `attention`, sharing the reads (and transposes) of the key tiles. Null =
+  // `attention` once per token.
+  void (*attention_batch)(const AttentionArgs& args);
   // SwiGLU: hb[i] = silu(hb[i]) * hb2[i].
   void (*swiglu)(float* hb, const float* hb2, int n);
   // Batched matmul per weight type (kernels/batch.h); null = matmul_batch() tiles rows and runs

@@ -97,6 +97,7 @@ struct MatmulJob {
 
 struct AttentionTask {
   void (*kernel)(const AttentionArgs&);
+  bool per_token;
   const AttentionArgs* args;
   int heads_per_task;
 };
@@ -149,23 +150,54 @@ void BlockOps::dispatch(const MatmulOp* ops, int count) {
   }, &job);
 }
 
-void BlockOps::attention(const AttentionArgs& args) {
-  const int workers = parallel_ ? parallel_->workers() : 1;
-  void (*kernel)(const AttentionArgs&) = args.key_cache16 ? k_->attention_f16 : k_->attention;
-  if (workers == 1 || args.n_heads == 1) {
+namespace {
+
+// One task's heads: the kernel over the block's queries, or, for a kernel of one query, that
+// kernel once per token (token i at pos + i, its q and out rows q_stride further).
+void attention_heads(void (*kernel)(const AttentionArgs&), bool per_token, const AttentionArgs& args) {
+  if (!per_token) {
     kernel(args);
     return;
   }
+  AttentionArgs one = args;
+  one.count = 1;
+  for (int i = 0; i < args.count; ++i) {
+    one.q = args.q + static_cast<std::size_t>(i) * static_cast<std::size_t>(args.q_stride);
+    one.out = args.out + static_cast<std::size_t>(i) * static_cast<std::size_t>(args.q_stride);
+    one.pos = args.pos + i;
+    kernel(one);
+  }
+}
+
+}  // namespace
+
+void BlockOps::run_attention(void (*kernel)(const AttentionArgs&), bool per_token, const AttentionArgs& args) {
+  const int workers = parallel_ ? parallel_->workers() : 1;
+  if (workers == 1 || args.n_heads == 1) {
+    attention_heads(kernel, per_token, args);
+    return;
+  }
   const int per_task = (args.n_heads + workers - 1) / workers;
-  AttentionTask task{kernel, &args, per_task};
+  AttentionTask task{kernel, per_token, &args, per_task};
   parallel_->run((args.n_heads + per_task - 1) / per_task, [](void* ctx, int i) {
     const auto* t = static_cast<const AttentionTask*>(ctx);
     AttentionArgs part = *t->args;
     part.head_begin = i * t->heads_per_task;
     part.head_end = part.head_begin + t->heads_per_task < part.n_heads ? part.head_begin + t->heads_per_task
                                                                          : part.n_heads;
-    t->kernel(part);
+    attention_heads(t->kernel, t->per_token, part);
   }, &task);
+}
+
+void BlockOps::attention(const AttentionArgs& args) {
+  run_attention(args.key_cache16 ? k_->attention_f16 : k_->attention, false, args);
+}
+
+void BlockOps::attention_batch(const AttentionArgs& args) {
+  if (args.key_cache16 || !k_->attention_batch)  // then args.att is s.att, one row per head
+    run_attention(args.key_cache16 ? k_->attention_f16 : k_->attention, true, args);
+  else
+    run_attention(k_->attention_batch, false, args);
 }
 
 void attention_block(BlockOps& ops, const LayerWeights& w, const ModelConfig& c, int seq_len, DecoderState& s, int l,

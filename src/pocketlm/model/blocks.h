@@ -75,10 +75,12 @@ struct BatchState {
   float* q = nullptr;       // [batch * dim]
   float* hb = nullptr;      // [batch * hidden_dim]
   float* hb2 = nullptr;     // [batch * hidden_dim]
+  float* att = nullptr;     // [n_heads * kAttentionQueryTile * seq_len] scores, for a backend
+                            // with attention_batch (else null: s.att serves one token at a time)
 
   // Carves the buffers of `batch` tokens (batch <= 1: none) in region::kPrefill. Errors: size
   // overflow or arena exhausted (kOutOfMemory).
-  Status carve(const ModelConfig& config, int batch, Arena& arena);
+  Status carve(const ModelConfig& config, int seq_len, int batch, bool batched_attention, Arena& arena);
 };
 
 // One matmul of a batched pass: row t of the output (w.rows values) at out + t * out_stride.
@@ -110,6 +112,10 @@ class BlockOps {
   }
   // Attention heads split over the workers.
   void attention(const AttentionArgs& args);
+  // The queries of a block (args.count, args.q_stride; args.att sized for attention_batch):
+  // the backend's attention_batch, or attention once per token (f16 cache, or none), split
+  // over the workers by heads either way.
+  void attention_batch(const AttentionArgs& args);
 
   // Rows [r0, r1) of one op (r0 a multiple of the op's interleave), for the workers.
   void matmul_rows(const MatmulOp& op, int r0, int r1) const;
@@ -130,6 +136,9 @@ class BlockOps {
   void matmul_batch_rows(const BatchMatmulOp& op, int r0, int r1) const;
 
  private:
+  // `kernel` over args' heads, split over the workers; per_token: a one-query kernel run for
+  // each of args.count tokens.
+  void run_attention(void (*kernel)(const AttentionArgs&), bool per_token, const AttentionArgs& args);
   // Runs resident ops (all rows in RAM) over the workers as one job.
   void dispatch(const MatmulOp* ops, int count);
   void dispatch_batch(const BatchMatmulOp* ops, int count);

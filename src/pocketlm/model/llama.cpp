@@ -30,7 +30,7 @@ float* LlamaModel::forward(int token, int pos) {
 }
 
 Status LlamaModel::carve_prefill(int batch, Arena& arena) {
-  POCKETLM_TRY(batch_.carve(spec_->config, batch, arena));
+  POCKETLM_TRY(batch_.carve(spec_->config, seq_len_, batch, ops_.kernels().attention_batch != nullptr, arena));
   return ops_.carve_batch(*spec_, batch, arena);
 }
 

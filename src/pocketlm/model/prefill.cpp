@@ -11,14 +11,17 @@
 
 namespace pocketlm {
 
-Status BatchState::carve(const ModelConfig& c, int rows, Arena& arena) {
+Status BatchState::carve(const ModelConfig& c, int seq_len, int rows, bool batched_attention, Arena& arena) {
   batch = rows > 1 ? rows : 0;
   if (batch == 0) return Status();
-  std::uint64_t dim = 0, hidden = 0;
+  std::uint64_t dim = 0, hidden = 0, scores = 0;
   if (!checked_product(&dim, static_cast<std::uint64_t>(batch), static_cast<std::uint64_t>(c.dim), 1u) ||
-      !checked_product(&hidden, static_cast<std::uint64_t>(batch), static_cast<std::uint64_t>(c.hidden_dim), 1u))
+      !checked_product(&hidden, static_cast<std::uint64_t>(batch), static_cast<std::uint64_t>(c.hidden_dim), 1u) ||
+      !checked_product(&scores, static_cast<std::uint64_t>(c.n_heads) * kAttentionQueryTile,
+                       static_cast<std::uint64_t>(seq_len), 1u))
     return Status::error(StatusCode::kOutOfMemory, "prefill batch: %d tokens x hidden_dim %d overflows", batch,
                          c.hidden_dim);
+  if (batched_attention) POCKETLM_TRY(carve_array(arena, region::kPrefill, scores, &att));
   POCKETLM_TRY(carve_array(arena, region::kPrefill, dim, &x));
   POCKETLM_TRY(carve_array(arena, region::kPrefill, dim, &xb));
   POCKETLM_TRY(carve_array(arena, region::kPrefill, dim, &xb2));
@@ -142,11 +145,11 @@ void attention_block_batch(BlockOps& ops, const LayerWeights& w, const ModelConf
   }
   // Causal within the block: every key up to the last token is in the cache now, and token t
   // reads positions 0..pos+t only.
-  for (int t = 0; t < count; ++t) {
-    const AttentionArgs args{b.xb + t * sdim, s.att, b.q + t * sdim, s.key_cache + loff, s.value_cache + loff,
-                             pos + t, c.n_heads, c.n_kv_heads, head_size, kv_dim, seq_len};
-    ops.attention(args);
-  }
+  AttentionArgs args{b.xb, b.att ? b.att : s.att, b.q, s.key_cache + loff, s.value_cache + loff,
+                     pos, c.n_heads, c.n_kv_heads, head_size, kv_dim, seq_len};
+  args.count = count;
+  args.q_stride = dim;
+  ops.attention_batch(args);
   ops.matmul_batch(b.xb2, sdim, w.wo, b.xb, sdim, dim, count);
   for (std::size_t i = 0; i < static_cast<std::size_t>(count) * sdim; ++i) b.x[i] += b.xb2[i];
 }
