@@ -26,6 +26,31 @@ namespace {  // NOLINT(google-build-namespaces): see above, one copy per backend
 constexpr int kInt8Lanes = 8;
 
 inline __m256i load256(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+inline std::int32_t load_i32(const void* p) {
+  std::int32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+// Transposes an 8x8 tile of floats held as 8 rows.
+inline void transpose8(__m256 r[8]) {
+  const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+  const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+  const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+  const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+  const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+  const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+  const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+  const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+  r[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
+  r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+  r[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
+  r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+  r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
+  r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+  r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
+  r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+}
 
 // AVX2: acc + the int32 sums of 4 adjacent products u[i] * s[i]. vpmaddubsw saturates its
 // int16 pair sums, so callers keep them below 2^15: |w| * (x * sign(w)) with |x| <= 127 gives
@@ -132,54 +157,17 @@ void matmul_q80(float* out, const std::int8_t* xq, const float* xs, const std::i
   }
 }
 
-// One 8-row interleaved block for kT tokens: each weight chunk is loaded and made absolute
-// once and multiplied with every token's activations; each row's int32 sums are folded into
-// the tokens' hadd trees as soon as two rows are done, which keeps the live registers few. Per
-// token and lane the arithmetic of matmul_q80_interleaved: exact int32 group sums, then
-// acc + (isum * w_scale) * x_scale in group order.
-template <class Dot, int kT>
-void q80_block(float* const* o, const std::int8_t* const* x, const float* const* s, const std::int8_t* wb,
-               const float* sb, int groups, int gs) {
-  __m256 acc[kT];
-  for (int t = 0; t < kT; ++t) acc[t] = _mm256_setzero_ps();
-  for (int g = 0; g < groups; ++g) {
-    const std::int8_t* wg = wb + static_cast<std::size_t>(g) * kInt8Lanes * gs;
-    __m256i pair[kT][4];  // per token: hadd of rows (0,1), (2,3), (4,5), (6,7)
-    for (int k = 0; k < kInt8Lanes; k += 2) {
-      __m256i r0[kT], r1[kT];
-      for (int t = 0; t < kT; ++t) r0[t] = r1[t] = _mm256_setzero_si256();
-      for (int j = 0; j < gs; j += 32) {
-        const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wg + static_cast<std::size_t>(k) * gs + j));
-        const __m256i w1 =
-            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wg + static_cast<std::size_t>(k + 1) * gs + j));
-        const __m256i a0 = _mm256_abs_epi8(w0), a1 = _mm256_abs_epi8(w1);
-        for (int t = 0; t < kT; ++t) {
-          const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[t] + g * gs + j));
-          r0[t] = Dot::add(r0[t], a0, _mm256_sign_epi8(xv, w0));
-          r1[t] = Dot::add(r1[t], a1, _mm256_sign_epi8(xv, w1));
-        }
-      }
-      for (int t = 0; t < kT; ++t) pair[t][k / 2] = _mm256_hadd_epi32(r0[t], r1[t]);
-    }
-    const __m256 wscale = _mm256_loadu_ps(sb + static_cast<std::size_t>(g) * kInt8Lanes);
-    for (int t = 0; t < kT; ++t) {
-      // The rest of sum_lanes_8: lane k = row k's group sum.
-      const __m256i u0 = _mm256_hadd_epi32(pair[t][0], pair[t][1]);
-      const __m256i u1 = _mm256_hadd_epi32(pair[t][2], pair[t][3]);
-      const __m256i isum =
-          _mm256_add_epi32(_mm256_permute2x128_si256(u0, u1, 0x20), _mm256_permute2x128_si256(u0, u1, 0x31));
-      acc[t] = _mm256_add_ps(acc[t], _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(isum), wscale),
-                                                   _mm256_set1_ps(s[t][g])));
-    }
-  }
-  for (int t = 0; t < kT; ++t) _mm256_storeu_ps(o[t], acc[t]);
-}
+// Tokens whose int32 group sums one pass over a weight tile keeps (on the stack: 2 KiB).
+constexpr int kBatchTokens = 64;
 
-// Tokens per q80_block call: more share each weight load, fewer keep their sums in registers.
-constexpr int kBatchTokens = 4;
-
-// The batched q8_0 matmul (kernels/batch.h): for each 8-row block, the tokens kBatchTokens at a time
-// (the block, 8 x n bytes, stays in L1 across them). Other layouts take the generic path.
+// The batched q8_0 matmul (kernels/batch.h), for each 8-row block and group: the 8 x 32-byte
+// tiles of the group are transposed once (8x8 dwords: vector c holds bytes 4c..4c+3 of every
+// row, lane k = row k), so that each token's byte multiply-adds against its 4 activation bytes
+// broadcast leave row k's sum in lane k: no horizontal sums per token, and the transpose is paid
+// once for up to kBatchTokens tokens. Per token and lane the arithmetic of
+// matmul_q80_interleaved: exact int32 group sums, then acc + (isum * w_scale) * x_scale in group
+// order (acc kept in out between groups: a float round trip, exact). Other layouts take the
+// generic path.
 template <class Dot>
 void matmul_q80_batch(float* out, std::size_t out_stride, const Matrix& w, const ActivationBatch& x, int rows) {
   const int gs = w.group, n = w.cols;
@@ -192,22 +180,42 @@ void matmul_q80_batch(float* out, std::size_t out_stride, const Matrix& w, const
   auto xq = [&](int t) { return static_cast<const std::int8_t*>(x.at(t).values); };
   auto xs = [&](int t) { return x.scales + static_cast<std::size_t>(t) * x.scale_stride; };
   auto o = [&](int t, int r) { return out + static_cast<std::size_t>(t) * out_stride + r; };
+  __m256i isum[kBatchTokens];
   for (int r = 0; r < full; r += kInt8Lanes) {
     const std::int8_t* wb = wq + static_cast<std::size_t>(r) * n;
     const float* sb = w.scales + static_cast<std::size_t>(r) * groups;
-    int t = 0;
-    for (; t + kBatchTokens <= x.count; t += kBatchTokens) {
-      float* os[kBatchTokens];
-      const std::int8_t* xqs[kBatchTokens];
-      const float* xss[kBatchTokens];
-      for (int i = 0; i < kBatchTokens; ++i) {
-        os[i] = o(t + i, r);
-        xqs[i] = xq(t + i);
-        xss[i] = xs(t + i);
+    for (int t0 = 0; t0 < x.count; t0 += kBatchTokens) {
+      const int count = x.count - t0 < kBatchTokens ? x.count - t0 : kBatchTokens;
+      for (int g = 0; g < groups; ++g) {
+        const std::int8_t* wg = wb + static_cast<std::size_t>(g) * kInt8Lanes * gs;
+        for (int t = 0; t < count; ++t) isum[t] = _mm256_setzero_si256();
+        for (int j = 0; j < gs; j += 32) {
+          __m256 tile[kInt8Lanes];  // row k's 32 bytes, then (transposed) dword c of every row
+          for (int k = 0; k < kInt8Lanes; ++k)
+            tile[k] = _mm256_castsi256_ps(load256(wg + static_cast<std::size_t>(k) * gs + j));
+          transpose8(tile);
+          __m256i wt[kInt8Lanes], wa[kInt8Lanes];
+          for (int c = 0; c < kInt8Lanes; ++c) {
+            wt[c] = _mm256_castps_si256(tile[c]);
+            wa[c] = _mm256_abs_epi8(wt[c]);
+          }
+          for (int t = 0; t < count; ++t) {
+            const std::int8_t* xj = xq(t0 + t) + g * gs + j;
+            __m256i sum = isum[t];
+            for (int c = 0; c < kInt8Lanes; ++c)
+              sum = Dot::add(sum, wa[c], _mm256_sign_epi8(_mm256_set1_epi32(load_i32(xj + 4 * c)), wt[c]));
+            isum[t] = sum;
+          }
+        }
+        const __m256 wscale = _mm256_loadu_ps(sb + static_cast<std::size_t>(g) * kInt8Lanes);
+        for (int t = 0; t < count; ++t) {
+          float* ot = o(t0 + t, r);
+          const __m256 acc = g == 0 ? _mm256_setzero_ps() : _mm256_loadu_ps(ot);
+          _mm256_storeu_ps(ot, _mm256_add_ps(acc, _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(isum[t]), wscale),
+                                                                _mm256_set1_ps(xs(t0 + t)[g]))));
+        }
       }
-      q80_block<Dot, kBatchTokens>(os, xqs, xss, wb, sb, groups, gs);
     }
-    for (; t < x.count; ++t) matmul_q80_interleaved<Dot>(o(t, r), xq(t), xs(t), wb, sb, n, kInt8Lanes, gs);
   }
   if (full < rows) {  // the row-major tail, as matmul_q80 computes it
     for (int t = 0; t < x.count; ++t)
@@ -218,12 +226,6 @@ void matmul_q80_batch(float* out, std::size_t out_stride, const Matrix& w, const
 
 // Blocks handled per pass over the rows: their activation scales and sums are computed once.
 constexpr int kBlockChunk = 64;
-
-inline std::int32_t load_i32(const void* p) {
-  std::int32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
 
 // The exact int32 block sums of N 8-row groups (lane k = row k of each), from their interleaved
 // block chunks' values q[j] and the activation block's int8 values xq: the activation bytes are
