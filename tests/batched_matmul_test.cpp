@@ -44,7 +44,8 @@ class BatchedMatmul : public ::testing::TestWithParam<const Kernels*> {
   std::mt19937 rng_{12};
 };
 
-constexpr int kTokenCounts[] = {1, 2, 3, 4, 5, 7, 9};
+// Token counts around the kernels' token groups (4 rows or tokens; avx2's 64 per weight tile).
+constexpr int kTokenCounts[] = {1, 2, 3, 4, 5, 7, 9, 64, 65};
 
 TEST_P(BatchedMatmul, Q80EqualsOneTokenAtATime) {
   // {rows, cols, group}: the tiles of the generic path hold ~16 KiB of rows, so 600 x 288 and

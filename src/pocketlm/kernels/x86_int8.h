@@ -157,7 +157,8 @@ void matmul_q80(float* out, const std::int8_t* xq, const float* xs, const std::i
   }
 }
 
-// Tokens whose int32 group sums one pass over a weight tile keeps (on the stack: 2 KiB).
+// Tokens one transposed weight tile serves; their partial int32 group sums (groups of more than
+// 32) wait on the stack: 2 KiB.
 constexpr int kBatchTokens = 64;
 
 // The batched q8_0 matmul (kernels/batch.h), for each 8-row block and group: the 8 x 32-byte
@@ -188,7 +189,7 @@ void matmul_q80_batch(float* out, std::size_t out_stride, const Matrix& w, const
       const int count = x.count - t0 < kBatchTokens ? x.count - t0 : kBatchTokens;
       for (int g = 0; g < groups; ++g) {
         const std::int8_t* wg = wb + static_cast<std::size_t>(g) * kInt8Lanes * gs;
-        for (int t = 0; t < count; ++t) isum[t] = _mm256_setzero_si256();
+        const __m256 wscale = _mm256_loadu_ps(sb + static_cast<std::size_t>(g) * kInt8Lanes);
         for (int j = 0; j < gs; j += 32) {
           __m256 tile[kInt8Lanes];  // row k's 32 bytes, then (transposed) dword c of every row
           for (int k = 0; k < kInt8Lanes; ++k)
@@ -199,20 +200,25 @@ void matmul_q80_batch(float* out, std::size_t out_stride, const Matrix& w, const
             wt[c] = _mm256_castps_si256(tile[c]);
             wa[c] = _mm256_abs_epi8(wt[c]);
           }
+          const bool first = j == 0, last = j + 32 == gs;
           for (int t = 0; t < count; ++t) {
             const std::int8_t* xj = xq(t0 + t) + g * gs + j;
-            __m256i sum = isum[t];
-            for (int c = 0; c < kInt8Lanes; ++c)
-              sum = Dot::add(sum, wa[c], _mm256_sign_epi8(_mm256_set1_epi32(load_i32(xj + 4 * c)), wt[c]));
-            isum[t] = sum;
+            // Two chains of multiply-adds (int32 sums are exact in any order).
+            __m256i even = first ? _mm256_setzero_si256() : isum[t], odd = _mm256_setzero_si256();
+            for (int c = 0; c < kInt8Lanes; c += 2) {
+              even = Dot::add(even, wa[c], _mm256_sign_epi8(_mm256_set1_epi32(load_i32(xj + 4 * c)), wt[c]));
+              odd = Dot::add(odd, wa[c + 1], _mm256_sign_epi8(_mm256_set1_epi32(load_i32(xj + 4 * c + 4)), wt[c + 1]));
+            }
+            const __m256i sum = _mm256_add_epi32(even, odd);
+            if (!last) {
+              isum[t] = sum;
+              continue;
+            }
+            float* ot = o(t0 + t, r);
+            const __m256 acc = g == 0 ? _mm256_setzero_ps() : _mm256_loadu_ps(ot);
+            _mm256_storeu_ps(ot, _mm256_add_ps(acc, _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(sum), wscale),
+                                                                  _mm256_set1_ps(xs(t0 + t)[g]))));
           }
-        }
-        const __m256 wscale = _mm256_loadu_ps(sb + static_cast<std::size_t>(g) * kInt8Lanes);
-        for (int t = 0; t < count; ++t) {
-          float* ot = o(t0 + t, r);
-          const __m256 acc = g == 0 ? _mm256_setzero_ps() : _mm256_loadu_ps(ot);
-          _mm256_storeu_ps(ot, _mm256_add_ps(acc, _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(isum[t]), wscale),
-                                                                _mm256_set1_ps(xs(t0 + t)[g]))));
         }
       }
     }
