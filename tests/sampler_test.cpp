@@ -39,6 +39,19 @@ TEST(Argmax, FirstMaximumWins) {
   EXPECT_EQ(sample_argmax(neg, 3), 1);
 }
 
+TEST(Argmax, LongRowsAndEdgeValues) {
+  // Past the search's 64-value blocks: the first maximum in a later block, ties across blocks.
+  std::vector<float> v(200, -1.0f);
+  v[150] = 2.0f;
+  v[190] = 2.0f;
+  v[3] = kNaN;
+  EXPECT_EQ(sample_argmax(v.data(), 200), 150);
+  const float zeros[] = {-0.0f, 0.0f};  // equal values: the first
+  EXPECT_EQ(sample_argmax(zeros, 2), 0);
+  const float nan_then_ninf[] = {kNaN, -kInf, -kInf};
+  EXPECT_EQ(sample_argmax(nan_then_ninf, 3), 1);
+}
+
 TEST(Argmax, NaNNeverWins) {
   const float first_nan[] = {kNaN, 1.0f, 3.0f, 2.0f, 3.0f};
   EXPECT_EQ(sample_argmax(first_nan, 5), 2);  // run.c would answer 0 here

@@ -20,6 +20,7 @@
 // (kernels/registry.cpp). The int8 matmuls are in kernels/x86_int8.h, shared with avxvnni.
 #include <immintrin.h>
 
+#include <climits>
 #include <cmath>
 #include <cstring>
 
@@ -105,6 +106,12 @@ void matmul_f16(float* out, const Matrix& w, const Activation& x, int rows) {
 }
 
 
+// Stores 8 int32 lanes, each already in [-128, 127], as 8 int8 (the packs do not saturate then).
+inline void store_int8x8(std::int8_t* q, __m256i v) {
+  const __m128i v16 = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  _mm_storel_epi64(reinterpret_cast<__m128i*>(q), _mm_packs_epi16(v16, v16));
+}
+
 // round-half-away-from-zero (C's roundf) of 8 floats, exactly: v - trunc(v) is exact in
 // float, and a fraction of magnitude >= 0.5 rounds away from zero.
 inline __m256 round_half_away(__m256 v) {
@@ -143,10 +150,12 @@ void quantize_q80(const float* x, int n, int gs, std::int8_t* q, float* s) {
     }
     const __m256 sv = _mm256_set1_ps(scale);
     for (int i = 0; i < gs; i += kLanes) {
-      const __m256i r = _mm256_cvttps_epi32(round_half_away(_mm256_div_ps(_mm256_loadu_ps(xg + i), sv)));
-      alignas(32) std::int32_t ints[kLanes];
-      _mm256_store_si256(reinterpret_cast<__m256i*>(ints), r);
-      for (int k = 0; k < kLanes; ++k) qg[i + k] = clamp_q80_int(ints[k]);
+      __m256i r = _mm256_cvttps_epi32(round_half_away(_mm256_div_ps(_mm256_loadu_ps(xg + i), sv)));
+      // clamp_q80_int, 8 at a time: INT32_MIN (a NaN or out-of-range conversion) is 0, then
+      // [-127, 127].
+      r = _mm256_andnot_si256(_mm256_cmpeq_epi32(r, _mm256_set1_epi32(INT32_MIN)), r);
+      r = _mm256_min_epi32(_mm256_max_epi32(r, _mm256_set1_epi32(-127)), _mm256_set1_epi32(127));
+      store_int8x8(qg + i, r);
     }
   }
 }
@@ -267,15 +276,13 @@ void quantize_q8_0_act(const float* x, int n, int, void* values, float*) {
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
     store_fp16(block, fp32_to_fp16(d));
     const __m256 idv = _mm256_set1_ps(id);
-    std::int32_t ints[kQ8_0Block];
+    auto* q = reinterpret_cast<std::int8_t*>(block + 2);
     for (int i = 0; i < kQ8_0Block; i += kLanes) {
       __m256 r = round_half_away(_mm256_mul_ps(_mm256_loadu_ps(xb + i), idv));
       r = _mm256_and_ps(r, _mm256_cmp_ps(r, r, _CMP_ORD_Q));  // NaN -> 0
       r = _mm256_min_ps(_mm256_max_ps(r, _mm256_set1_ps(-127.0f)), _mm256_set1_ps(127.0f));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(ints + i), _mm256_cvttps_epi32(r));
+      store_int8x8(q + i, _mm256_cvttps_epi32(r));
     }
-    auto* q = reinterpret_cast<std::int8_t*>(block + 2);
-    for (int i = 0; i < kQ8_0Block; ++i) q[i] = static_cast<std::int8_t>(ints[i]);
   }
 }
 

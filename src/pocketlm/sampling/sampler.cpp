@@ -9,16 +9,21 @@
 namespace pocketlm {
 
 int sample_argmax(const float* values, int n) {
-  int max_i = 0;
-  float max_p = values[0];
-  for (int i = 1; i < n; ++i) {
-    // `max_p != max_p`: a NaN at index 0 gives way to the first non-NaN value.
-    if (values[i] > max_p || (max_p != max_p && values[i] == values[i])) {
-      max_i = i;
-      max_p = values[i];
-    }
+  // Two vectorizable passes instead of one loop of dependent compares (greedy decode runs this
+  // over every vocabulary entry per token): the largest non-NaN value, then its first index,
+  // found a block at a time with a branch-free "any equal" per block. When every value is NaN,
+  // max_ignoring_nan gives -inf, which no value equals: index 0.
+  const float largest = max_ignoring_nan(values, n);
+  constexpr int kBlock = 64;
+  for (int b = 0; b < n; b += kBlock) {
+    const int e = n - b < kBlock ? n : b + kBlock;
+    unsigned hit = 0;
+    for (int i = b; i < e; ++i) hit |= values[i] == largest;
+    if (!hit) continue;
+    for (int i = b; i < e; ++i)
+      if (values[i] == largest) return i;
   }
-  return max_i;
+  return 0;
 }
 
 int sample_mult(const float* probs, int n, float coin) {
