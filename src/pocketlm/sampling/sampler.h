@@ -45,7 +45,7 @@ enum class SampleOutcome : std::uint8_t {
 
 class Sampler {
  public:
-  // Arena bytes carve() takes for a vocabulary: top-p scratch, 8 * vocab_size + 6 KiB.
+  // Arena bytes carve() takes for a vocabulary: top-p scratch, 8 * vocab_size + 6 or 64 KiB (topp.h).
   static std::uint64_t scratch_bytes(int vocab_size);
   // Carves the top-p scratch from the arena (vocab_size >= 1).
   Status carve(int vocab_size, Arena& arena);

@@ -12,21 +12,23 @@ namespace {
 inline std::uint32_t bits_of(float f) { return std::bit_cast<std::uint32_t>(f); }
 inline float float_of(std::uint32_t u) { return std::bit_cast<float>(u); }
 
-// Digits of at most 9 bits: 512 counters per digit stay in L1 beside the scatter targets.
-// Measured at 32,000 keys (bench/sampler_bench.cpp), 8 to 12 bits cost about the same and
-// wider digits more; 9 bits cover the ~25-bit key range of a flat distribution in 3 passes.
-constexpr int kMaxDigitBits = 9;
+// Widest digit for n keys. 9 bits: 512 counters per digit stay in L1 beside the scatter
+// targets, and a flat distribution's ~25-bit key range takes 3 passes. From kWideDigitKeys
+// keys on, 13 bits take it in 2: measured at 32,000 keys (bench/sampler_bench.cpp,
+// BM_ToppOnly/0) the pass saved is about 10 % of the sample, for 58 KiB more counters, which
+// a small vocabulary would not repay.
+int max_digit_bits(int n) { return n >= kWideDigitKeys ? 13 : 9; }
 
-// The fewest digits of <= kMaxDigitBits bits covering `range`, all equally wide so that no
-// digit is nearly constant (a constant digit costs a pass for nothing, and a nearly constant
-// one makes each counter increment wait for the previous one).
+// The fewest digits of <= max_bits bits covering `range`, all equally wide so that no digit
+// is nearly constant (a constant digit costs a pass for nothing, and a nearly constant one
+// makes each counter increment wait for the previous one).
 struct Digits {
   int passes;  // 0 when range is 0
   int bits;
 };
-Digits digits_for(std::uint32_t range) {
+Digits digits_for(std::uint32_t range, int max_bits) {
   const int width = std::bit_width(range);
-  const int passes = (width + kMaxDigitBits - 1) / kMaxDigitBits;
+  const int passes = (width + max_bits - 1) / max_bits;
   return Digits{passes, passes ? (width + passes - 1) / passes : 0};
 }
 
@@ -54,7 +56,7 @@ void scatter(const std::uint32_t* src, std::uint32_t* dst, int n, std::uint32_t 
 }  // namespace
 
 std::uint64_t topp_scratch_bytes(int n) {
-  return (2 * static_cast<std::uint64_t>(n) + kToppCountSlots) * sizeof(std::uint32_t);
+  return (2 * static_cast<std::uint64_t>(n) + topp_count_slots(n)) * sizeof(std::uint32_t);
 }
 
 ToppScratch topp_scratch_at(void* memory, int n) {
@@ -74,7 +76,7 @@ int sample_topp(const float* probs, int n, float topp, const ToppScratch& scratc
   // Sorting max_key - key ascending sorts the candidates by probability, descending; every
   // candidate key lies in [cutoff_key, max_key], which fixes the digits before the filter.
   const std::uint32_t max_key = bits_of(largest);
-  const Digits dg = digits_for(max_key - bits_of(cutoff));
+  const Digits dg = digits_for(max_key - bits_of(cutoff), max_digit_bits(n));
   const int buckets = 1 << dg.bits;
   const std::uint32_t mask = static_cast<std::uint32_t>(buckets - 1);
   std::uint32_t* counts = scratch.counts;

@@ -16,14 +16,18 @@ namespace pocketlm {
 struct ToppScratch {
   std::uint32_t* keys = nullptr;    // [n] the candidates' probabilities as IEEE bits
   std::uint32_t* spare = nullptr;   // [n]
-  std::uint32_t* counts = nullptr;  // [kToppCountSlots] digit histograms
+  std::uint32_t* counts = nullptr;  // [topp_count_slots(n)] digit histograms
 };
 
-// Histogram slots: the radix sort uses at most 3 digits of 9 bits or 4 of 8 (keys of
-// positive floats differ in at most 31 bits).
-inline constexpr int kToppCountSlots = 3 * 512;
+// Vocabularies from this size on sort with digits of up to 13 bits (topp.cpp), else 9.
+inline constexpr int kWideDigitKeys = 16384;
 
-// Bytes of scratch for n probabilities (8 n + 6 KiB), and its layout over `memory`, which
+// Histogram slots for n keys: keys of positive floats differ in at most 31 bits, so the radix
+// sort uses 1 or 2 digits of at most 13 bits or 3 of at most 11 (wide digits), else up to 3
+// digits of 9 bits or 4 of 8.
+inline constexpr int topp_count_slots(int n) { return n >= kWideDigitKeys ? 2 * 8192 : 3 * 512; }
+
+// Bytes of scratch for n probabilities (8 n + 6 KiB, or + 64 KiB from kWideDigitKeys keys on), and its layout over `memory`, which
 // must be 4-byte aligned and hold topp_scratch_bytes(n) bytes.
 std::uint64_t topp_scratch_bytes(int n);
 ToppScratch topp_scratch_at(void* memory, int n);
