@@ -224,11 +224,11 @@ int run_bench(const BenchOptions& o) {
   row("prefill tok/s", t.prefill_passes ? fmt("%.1f (%.0f passes, up to %.0f tokens per weight read)", prefill_tps,
                                              t.prefill_passes, session.prefill_batch())
                                        : "n/a (no prefill pass)");
+  std::vector<double> sorted = t.decode_ms;  // decode ms per pass, ascending
+  std::sort(sorted.begin(), sorted.end());
   if (t.decode_ms.empty()) {
     row("decode tok/s", "n/a (no decode pass: the prompt fills -n)");
   } else {
-    std::vector<double> sorted = t.decode_ms;
-    std::sort(sorted.begin(), sorted.end());
     // The median-based rate too: on a shared machine one preempted pass skews the mean.
     row("decode tok/s", fmt("%.1f (%.0f passes; %.1f at the median ms/token)", decode_tps,
                             static_cast<double>(sorted.size()), 1e3 / percentile(sorted, 50)));
@@ -245,9 +245,11 @@ int run_bench(const BenchOptions& o) {
   const Bandwidth limit = measure_read_bandwidth(session.threads());
   row("read bandwidth", fmt("%.2f GB/s (%.0f thread(s), %.0f MiB streaming read, best of 5)", limit.gb_per_s,
                             limit.threads, limit.buffer_mib) + ", " + limit.loop + " loads");
-  if (!t.decode_ms.empty())
-    row("fraction of limit", fmt("%.2f (effective GB/s / read bandwidth)",
-                                 static_cast<double>(bytes_per_token) * decode_tps / 1e9 / limit.gb_per_s));
+  if (!t.decode_ms.empty()) {
+    const double per_limit = static_cast<double>(bytes_per_token) / 1e9 / limit.gb_per_s;
+    row("fraction of limit", fmt("%.2f (effective GB/s / read bandwidth; %.2f at the median ms/token)",
+                                 per_limit * decode_tps, per_limit * 1e3 / percentile(sorted, 50)));
+  }
   row("arena bytes", bytes_text(session.arena_bytes()));
   const double bytes_per_pass = passes ? static_cast<double>(storage_bytes) / static_cast<double>(passes) : 0.0;
   const double reads_per_pass = passes ? static_cast<double>(storage_reads) / static_cast<double>(passes) : 0.0;
