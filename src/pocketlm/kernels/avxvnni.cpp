@@ -18,7 +18,6 @@ const Kernels& avx2_kernels();  // kernels/avx2.cpp
 namespace {
 
 struct VnniDot {
-  static constexpr bool kFusedAdd = true;
   // acc + the int32 sums of 4 adjacent products u[i] * s[i] (u unsigned, s signed bytes).
   static inline __m256i add(__m256i acc, __m256i u, __m256i s) { return _mm256_dpbusd_avx_epi32(acc, u, s); }
   // acc + the int32 sums of 4 adjacent products w[i] * x[i] of two signed byte vectors, as
@@ -26,6 +25,9 @@ struct VnniDot {
   static inline __m256i signed_add(__m256i acc, __m256i w, __m256i x) {
     return add(acc, _mm256_abs_epi8(w), _mm256_sign_epi8(x, w));
   }
+  // Small sums (MaddubsDot's int16 shortcut): here already int32.
+  static inline __m256i add_small(__m256i acc, __m256i u, __m256i s) { return add(acc, u, s); }
+  static inline __m256i widen_small(__m256i acc) { return acc; }
 };
 
 }  // namespace

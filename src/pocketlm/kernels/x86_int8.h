@@ -56,7 +56,6 @@ inline void transpose8(__m256 r[8]) {
 // int16 pair sums, so callers keep them below 2^15: |w| * (x * sign(w)) with |x| <= 127 gives
 // at most 2 * 128 * 127; nibbles (<= 15) times |x| <= 127 much less.
 struct MaddubsDot {
-  static constexpr bool kFusedAdd = false;  // pairs may stay int16 and be widened once (Q4_0)
   static inline __m256i add(__m256i acc, __m256i u, __m256i s) {
     return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1)));
   }
@@ -65,6 +64,12 @@ struct MaddubsDot {
   static inline __m256i signed_add(__m256i acc, __m256i w, __m256i x) {
     return add(acc, _mm256_abs_epi8(w), _mm256_sign_epi8(x, w));
   }
+  // For sums known to stay within int16 (Q4_0's nibbles): the pairs accumulate as int16, then
+  // widen_small turns the accumulator into int32 lane sums once, at the end.
+  static inline __m256i add_small(__m256i acc, __m256i u, __m256i s) {
+    return _mm256_add_epi16(acc, _mm256_maddubs_epi16(u, s));
+  }
+  static inline __m256i widen_small(__m256i acc) { return _mm256_madd_epi16(acc, _mm256_set1_epi16(1)); }
 };
 
 // Sum of the 8 int32 lanes of each of v[0..7], as one vector (lane k = sum of v[k]).
@@ -238,38 +243,23 @@ constexpr int kBlockChunk = 64;
 // broadcast once for all groups.
 template <class Dot, bool kQ4, int N>
 inline void block_sums(const unsigned char* const* q, const std::int8_t* xq, __m256i* s) {
-  const __m256i ones16 = _mm256_set1_epi16(1);
   __m256i a[N];
   for (int j = 0; j < N; ++j) a[j] = _mm256_setzero_si256();
-  if constexpr (kQ4 && !Dot::kFusedAdd) {
+  if constexpr (kQ4) {
     // 4 groups of 32 bytes: lane k = 4 bytes of row k = weights 4t..4t+3 (low nibbles) and
-    // 16+4t..16+4t+3 (high nibbles). Each int16 lane sums at most 8 products of a nibble
-    // (<= 15) and an activation (|x| <= 127): |sum| <= 30480, no overflow, so the pairs are
-    // widened to int32 once, at the end.
+    // 16+4t..16+4t+3 (high nibbles). Each lane's pair sums stay small: at most 8 products of a
+    // nibble (<= 15) and an activation (|x| <= 127), |sum| <= 30480 (Dot::add_small).
     const __m256i low4 = _mm256_set1_epi8(0x0F);
     for (int t = 0; t < 4; ++t) {
       const __m256i xl = _mm256_set1_epi32(load_i32(xq + 4 * t));
       const __m256i xh = _mm256_set1_epi32(load_i32(xq + 16 + 4 * t));
       for (int j = 0; j < N; ++j) {
         const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q[j] + 32 * t));
-        a[j] = _mm256_add_epi16(a[j], _mm256_maddubs_epi16(_mm256_and_si256(v, low4), xl));
-        a[j] = _mm256_add_epi16(a[j], _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(v, 4), low4), xh));
+        a[j] = Dot::add_small(a[j], _mm256_and_si256(v, low4), xl);
+        a[j] = Dot::add_small(a[j], _mm256_and_si256(_mm256_srli_epi16(v, 4), low4), xh);
       }
     }
-    for (int j = 0; j < N; ++j) s[j] = _mm256_madd_epi16(a[j], ones16);
-  } else if constexpr (kQ4) {
-    // The same nibbles, each product added straight into int32 by the fused multiply-add.
-    const __m256i low4 = _mm256_set1_epi8(0x0F);
-    for (int t = 0; t < 4; ++t) {
-      const __m256i xl = _mm256_set1_epi32(load_i32(xq + 4 * t));
-      const __m256i xh = _mm256_set1_epi32(load_i32(xq + 16 + 4 * t));
-      for (int j = 0; j < N; ++j) {
-        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q[j] + 32 * t));
-        a[j] = Dot::add(a[j], _mm256_and_si256(v, low4), xl);
-        a[j] = Dot::add(a[j], _mm256_and_si256(_mm256_srli_epi16(v, 4), low4), xh);
-      }
-    }
-    for (int j = 0; j < N; ++j) s[j] = a[j];
+    for (int j = 0; j < N; ++j) s[j] = Dot::widen_small(a[j]);
   } else {
     // 8 groups of 32 bytes: lane k = 4 signed bytes of row k. |w| * (x * sign(w)) as in the q80
     // kernel: exact for every int8 w with |x| <= 127.
