@@ -1,10 +1,21 @@
 #include "chat_setup.h"
 
+#include <CLI/CLI.hpp>
 #include <ctime>
 
 #include "runc_flags.h"
 
 namespace pocketlm::cli {
+
+void add_chat_sampling_flags(CLI::App* cmd, std::string* temperature, std::string* topp, std::string* seed,
+                             std::string* steps) {
+  cmd->add_option("-t", *temperature, "temperature, read as run reads it; 0 = greedy (default 1.0)")
+      ->type_name("FLOAT");
+  cmd->add_option("-p", *topp, "top-p in [0,1] (default 0.9)")->type_name("FLOAT");
+  cmd->add_option("-s", *seed, "random seed, read as run reads it; 0 = the clock (default)")->type_name("INT");
+  cmd->add_option("-n", *steps, "most tokens per reply; 0 = until EOS/BOS or a full context (default 256)")
+      ->type_name("INT");
+}
 
 Status parse_chat_sampling(const std::string& t, const std::string& p, const std::string& s, const std::string& n,
                            ChatSetup* out) {
@@ -21,17 +32,23 @@ Status parse_chat_sampling(const std::string& t, const std::string& p, const std
   return Status();
 }
 
-Status open_chat_session(const std::string& model_path, const std::string& tokenizer_flag, SessionOptions options,
-                         FileStorage* model, FileStorage* tokenizer_file, Session* session) {
-  POCKETLM_TRY(model->open(model_path.c_str(), "model"));
+Status start_chat(const ChatSessionFlags& flags, const ChatSetup& setup, ChatContext* ctx) {
+  SessionOptions options;
+  POCKETLM_TRY(parse_memory_flags(flags.seq_len, flags.heap, flags.device, &options));
+  POCKETLM_TRY(parse_backend_flags(flags.kernels, flags.threads, &options, &ctx->host));
+  POCKETLM_TRY(ctx->model.open(flags.model.c_str(), "model"));
   Storage* tokenizer = nullptr;
   std::string label;
-  POCKETLM_TRY(open_tokenizer(tokenizer_flag, model_path, tokenizer_file, &tokenizer, &label));
+  POCKETLM_TRY(open_tokenizer(flags.tokenizer, flags.model, &ctx->tokenizer, &tokenizer, &label));
   options.chat = true;
-  const Status st = session->open(*model, tokenizer, options);
-  if (!st.ok() && st.code() == StatusCode::kOutOfMemory && session->plan().size() > 0 && !session->plan().fits())
-    print_plan(session->plan(), stderr);
-  return st;
+  const Status st = ctx->session.open(ctx->model, tokenizer, options);
+  if (!st.ok()) {
+    if (st.code() == StatusCode::kOutOfMemory && ctx->session.plan().size() > 0 && !ctx->session.plan().fits())
+      print_plan(ctx->session.plan(), stderr);
+    return st;
+  }
+  for (const std::string& w : setup.warnings) warn(w);
+  return ctx->session.chat_begin(setup.params);
 }
 
 }  // namespace pocketlm::cli

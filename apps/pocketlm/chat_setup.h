@@ -8,7 +8,15 @@
 #include "cli_common.h"
 #include "pocketlm/runtime/session.h"
 
+namespace CLI {
+class App;
+}
+
 namespace pocketlm::cli {
+
+// Registers -t -p -s -n on a chat command (chat, console): as run's, with -n per reply.
+void add_chat_sampling_flags(CLI::App* cmd, std::string* temperature, std::string* topp, std::string* seed,
+                             std::string* steps);
 
 struct ChatSetup {
   SamplerParams params;
@@ -20,9 +28,20 @@ struct ChatSetup {
 Status parse_chat_sampling(const std::string& t, const std::string& p, const std::string& s, const std::string& n,
                            ChatSetup* out);
 
-// Opens `session` on the model (and -z) with SessionOptions::chat; on an over-budget plan it
-// prints the plan first. `options` already holds the memory and backend flags.
-Status open_chat_session(const std::string& model_path, const std::string& tokenizer_flag, SessionOptions options,
-                         FileStorage* model, FileStorage* tokenizer_file, Session* session);
+// A session opened for chat, with what the host lends it and the files it reads.
+struct ChatContext {
+  HostResources host;
+  FileStorage model, tokenizer;
+  Session session;
+};
+
+// The flags both commands share besides sampling.
+struct ChatSessionFlags {
+  std::string model, tokenizer, seq_len, heap, device, kernels, threads;
+};
+
+// Reads the memory and backend flags, opens ctx->session with SessionOptions::chat (printing
+// the plan first when it is over budget), prints setup's warnings and begins the conversation.
+Status start_chat(const ChatSessionFlags& flags, const ChatSetup& setup, ChatContext* ctx);
 
 }  // namespace pocketlm::cli

@@ -18,12 +18,7 @@ void add_chat_command(CLI::App& app, ChatOptions& o) {
       "chat", "a conversation that keeps its kv cache: one message per line of stdin, each reply to stdout");
   cmd->add_option("model", o.model, "checkpoint: llama2.c .bin or GGUF")->required()->type_name("FILE");
   cmd->add_option("-z", o.tokenizer, kTokenizerHelp)->type_name("FILE");
-  cmd->add_option("-t", o.temperature, "temperature, read as run reads it; 0 = greedy (default 1.0)")
-      ->type_name("FLOAT");
-  cmd->add_option("-p", o.topp, "top-p in [0,1] (default 0.9)")->type_name("FLOAT");
-  cmd->add_option("-s", o.seed, "random seed, read as run reads it; 0 = the clock (default)")->type_name("INT");
-  cmd->add_option("-n", o.steps, "most tokens per reply; 0 = until EOS/BOS or a full context (default 256)")
-      ->type_name("INT");
+  add_chat_sampling_flags(cmd, &o.temperature, &o.topp, &o.seed, &o.steps);
   cmd->add_option("-i", o.prompt, "the first message (the rest from stdin)")->type_name("TEXT")->each(
       [&o](const std::string&) { o.has_prompt = true; });
   cmd->add_option("-y", o.system_prompt, "system prompt (template llama2)")->type_name("TEXT")->each(
@@ -70,19 +65,10 @@ int run_chat(const ChatOptions& o) {
   ChatSetup setup;
   st = parse_chat_sampling(o.temperature, o.topp, o.seed, o.steps, &setup);
   if (!st.ok()) return fail(st);
-  SessionOptions options;
-  st = parse_memory_flags(o.seq_len, o.heap, o.device, &options);
+  ChatContext ctx;
+  st = start_chat({o.model, o.tokenizer, o.seq_len, o.heap, o.device, o.kernels, o.threads}, setup, &ctx);
   if (!st.ok()) return fail(st);
-  HostResources host;
-  st = parse_backend_flags(o.kernels, o.threads, &options, &host);
-  if (!st.ok()) return fail(st);
-  FileStorage model, tokenizer;
-  Session session;
-  st = open_chat_session(o.model, o.tokenizer, options, &model, &tokenizer, &session);
-  if (!st.ok()) return fail(st);
-  for (const std::string& w : setup.warnings) warn(w);
-  st = session.chat_begin(setup.params);
-  if (!st.ok()) return fail(st);
+  Session& session = ctx.session;
 
   const bool tty = isatty(STDIN_FILENO) != 0;
   std::string system = o.system_prompt;
@@ -128,10 +114,10 @@ int run_chat(const ChatOptions& o) {
     ++turn;
     const ChatTurnStats& s = result.stats;
     std::fprintf(stderr,
-                 "pocketlm: turn %d: prefill %d tokens in %d batched passes, reply %d tokens, re-ran %d, kv cache %d of "
+                 "pocketlm: turn %d: prefill %d tokens (%d batched pass%s), reply %d tokens, re-ran %d, kv cache %d of "
                  "%d positions\n",
-                 turn, s.input_tokens, s.prefill_blocks, s.decode_passes, s.reprefill_tokens, s.position,
-                 session.seq_len());
+                 turn, s.input_tokens, s.prefill_blocks, s.prefill_blocks == 1 ? "" : "es", s.decode_passes,
+                 s.reprefill_tokens, s.position, session.seq_len());
   }
   return kExitOk;
 }

@@ -43,12 +43,7 @@ void add_console_command(CLI::App& app, ConsoleOptions& o) {
                                         "40x30 cells) (default psp)")
       ->type_name("psp|esp32s3");
   cmd->add_option("-z", o.tokenizer, kTokenizerHelp)->type_name("FILE");
-  cmd->add_option("-t", o.temperature, "temperature, read as run reads it; 0 = greedy (default 1.0)")
-      ->type_name("FLOAT");
-  cmd->add_option("-p", o.topp, "top-p in [0,1] (default 0.9)")->type_name("FLOAT");
-  cmd->add_option("-s", o.seed, "random seed, read as run reads it; 0 = the clock (default)")->type_name("INT");
-  cmd->add_option("-n", o.steps, "most tokens per reply; 0 = until EOS/BOS or a full context (default 256)")
-      ->type_name("INT");
+  add_chat_sampling_flags(cmd, &o.temperature, &o.topp, &o.seed, &o.steps);
   cmd->add_option("-y", o.system_prompt, "system prompt (template llama2)")->type_name("TEXT");
   cmd->add_option("--template", o.chat_template, "none (default) or llama2, as for pocketlm chat")
       ->type_name("none|llama2");
@@ -102,19 +97,10 @@ int run_console(const ConsoleOptions& o) {
   st = script.init(osk_bytes.data(), osk_bytes.size(), osk_label.c_str());
   if (!st.ok()) return fail(st);
 
-  SessionOptions options;
-  st = parse_memory_flags(o.seq_len, "", o.device, &options);
+  ChatContext ctx;
+  st = start_chat({o.model, o.tokenizer, o.seq_len, "", o.device, o.kernels, o.threads}, setup, &ctx);
   if (!st.ok()) return fail(st);
-  HostResources host;
-  st = parse_backend_flags(o.kernels, o.threads, &options, &host);
-  if (!st.ok()) return fail(st);
-  FileStorage model, tokenizer;
-  Session session;
-  st = open_chat_session(o.model, o.tokenizer, options, &model, &tokenizer, &session);
-  if (!st.ok()) return fail(st);
-  for (const std::string& w : setup.warnings) warn(w);
-  st = session.chat_begin(setup.params);
-  if (!st.ok()) return fail(st);
+  Session& session = ctx.session;
 
   std::vector<std::uint32_t> pixels(static_cast<std::size_t>(device->screen_width) *
                                     static_cast<std::size_t>(device->screen_height));
