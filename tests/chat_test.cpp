@@ -177,6 +177,7 @@ TEST(Chat, ContextFullDropsTheOldestTurnsAndKeepsTheOpening) {
     EXPECT_EQ(room.dropped_tokens, t.stats.dropped_tokens);
     EXPECT_EQ(room.reprefill_tokens, t.stats.reprefill_tokens);
     EXPECT_GT(t.stats.dropped_tokens, 0);
+    EXPECT_GT(t.stats.reprefill_tokens, 0) << "the newest turns are kept and run again";
     EXPECT_EQ(t.stats.forward_passes, t.stats.reprefill_tokens + t.stats.input_tokens + t.stats.decode_passes - 1);
     for (int i = 0; i < pinned; ++i) EXPECT_EQ(f.session.chat_tokens()[i], opening[static_cast<std::size_t>(i)]);
     // One pass over what the kv cache holds before the reply gives the same reply.
