@@ -210,6 +210,20 @@ TEST(Chat, MessageLongerThanTheContextIsRefused) {
   EXPECT_EQ(f.session.chat_turns(), 1);
 }
 
+// generate() overwrites the kv cache: the conversation must begin again.
+TEST(Chat, GenerateEndsTheConversation) {
+  ChatFixture f;
+  ASSERT_TRUE(f.session.chat_begin(greedy()).ok());
+  const std::vector<std::int32_t> m = f.encode("Once upon a time", true);
+  run_turn(f, m, 4);
+  single_pass(f, m, 8);
+  ChatTurnStats stats;
+  EXPECT_EQ(f.session.chat_turn(m.data(), static_cast<int>(m.size()), 4, nullptr, nullptr, &stats).code(),
+            StatusCode::kInvalidArgument);
+  ASSERT_TRUE(f.session.chat_begin(greedy()).ok());
+  EXPECT_TRUE(f.session.chat_turn(m.data(), static_cast<int>(m.size()), 4, nullptr, nullptr, &stats).ok());
+}
+
 TEST(Chat, NeedsTheChatHistory) {
   FileStorage model, tokenizer;
   ASSERT_TRUE(model.open(test::model_path("stories260K.bin").c_str(), "model").ok());

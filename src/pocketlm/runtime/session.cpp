@@ -336,6 +336,7 @@ Status Session::generate(const std::int32_t* prompt, int n_prompt, int steps, co
   if (params.seed == 0)
     return Status::error(StatusCode::kInvalidArgument, "-s: seed 0 would stall the xorshift generator");
   sampler_.configure(params, *kernels_);
+  chat_begun_ = false;  // the kv cache is overwritten
 
   const int bos = spec().config.bos_id;
   auto now = [this] { return clock_ ? clock_() : 0.0; };

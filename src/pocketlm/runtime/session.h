@@ -152,7 +152,8 @@ class Session {
 
   // Chat: a conversation whose turns are appended to the kv cache; earlier turns are never run
   // again. Needs SessionOptions::chat. chat_begin() empties the conversation (position 0) and
-  // configures the sampler once for all its turns (seed 0 is an error).
+  // configures the sampler once for all its turns (seed 0 is an error). generate() reuses the
+  // kv cache, so it ends the conversation: chat_turn() then needs chat_begin() again.
   Status chat_begin(const SamplerParams& params);
   // One turn: feeds the previous reply's last sampled token (when there is one) and
   // message[0..n) at the current position (all but the last through the batched prefill, as
