@@ -17,8 +17,9 @@ void add_chat_sampling_flags(CLI::App* cmd, std::string* temperature, std::strin
       ->type_name("INT");
 }
 
-Status parse_chat_sampling(const std::string& t, const std::string& p, const std::string& s, const std::string& n,
-                           ChatSetup* out) {
+Status parse_chat_flags(const std::string& chat_template, const std::string& t, const std::string& p,
+                        const std::string& s, const std::string& n, ChatSetup* out) {
+  POCKETLM_TRY(parse_chat_template(chat_template, &out->chat_template));
   std::string warning;
   POCKETLM_TRY(runc_temperature("-t", t, &out->params.temperature, &warning));
   if (!warning.empty()) out->warnings.push_back(warning);

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "chat_driver.h"
 #include "cli_common.h"
 #include "pocketlm/runtime/session.h"
 
@@ -19,14 +20,16 @@ void add_chat_sampling_flags(CLI::App* cmd, std::string* temperature, std::strin
                              std::string* steps);
 
 struct ChatSetup {
+  ChatTemplate chat_template = ChatTemplate::kNone;
   SamplerParams params;
   int max_reply = 256;
   std::vector<std::string> warnings;  // printed once every input is known to be good
 };
 
-// -t -p -s read as run reads them (atof/atoi, run.c's clamping, warnings); -n strictly, >= 0.
-Status parse_chat_sampling(const std::string& t, const std::string& p, const std::string& s, const std::string& n,
-                           ChatSetup* out);
+// --template; -t -p -s read as run reads them (atof/atoi, run.c's clamping, warnings); -n
+// strictly, >= 0.
+Status parse_chat_flags(const std::string& chat_template, const std::string& t, const std::string& p,
+                        const std::string& s, const std::string& n, ChatSetup* out);
 
 // A session opened for chat, with what the host lends it and the files it reads.
 struct ChatContext {

@@ -59,11 +59,8 @@ bool read_line(std::string* line) {
 }  // namespace
 
 int run_chat(const ChatOptions& o) {
-  ChatTemplate tmpl;
-  Status st = parse_chat_template(o.chat_template, &tmpl);
-  if (!st.ok()) return fail(st);
   ChatSetup setup;
-  st = parse_chat_sampling(o.temperature, o.topp, o.seed, o.steps, &setup);
+  Status st = parse_chat_flags(o.chat_template, o.temperature, o.topp, o.seed, o.steps, &setup);
   if (!st.ok()) return fail(st);
   ChatContext ctx;
   st = start_chat({o.model, o.tokenizer, o.seq_len, o.heap, o.device, o.kernels, o.threads}, setup, &ctx);
@@ -79,7 +76,7 @@ int run_chat(const ChatOptions& o) {
     read_line(&system);
     if (!tty) std::printf("%s\n", system.c_str());
   }
-  ChatDriver driver(session, tmpl, system, setup.max_reply);
+  ChatDriver driver(session, setup.chat_template, system, setup.max_reply);
   driver.on_text = write_stdout;
   driver.on_notice = [](const std::string& notice) {
     std::fflush(stdout);

@@ -82,11 +82,8 @@ int run_console(const ConsoleOptions& o) {
   const DeviceProfile* device = find_device(o.device.c_str());
   if (!device || device->screen_width == 0)
     return fail("--device: '" + o.device + "' has no screen profile (expected psp or esp32s3)");
-  ChatTemplate tmpl;
-  Status st = parse_chat_template(o.chat_template, &tmpl);
-  if (!st.ok()) return fail(st);
   ChatSetup setup;
-  st = parse_chat_sampling(o.temperature, o.topp, o.seed, o.steps, &setup);
+  Status st = parse_chat_flags(o.chat_template, o.temperature, o.topp, o.seed, o.steps, &setup);
   if (!st.ok()) return fail(st);
 
   std::vector<unsigned char> osk_bytes;
@@ -109,7 +106,7 @@ int run_console(const ConsoleOptions& o) {
   st = console.init(fb, &kConsoleFont, kScreenBackground, kPromptColor);
   if (!st.ok()) return fail(st);
 
-  ChatDriver driver(session, tmpl, o.system_prompt, setup.max_reply);
+  ChatDriver driver(session, setup.chat_template, o.system_prompt, setup.max_reply);
   driver.on_text = [&console](const char* text, std::size_t len) {
     console.write(text, len);
     std::fwrite(text, 1, len, stdout);
