@@ -96,6 +96,18 @@ Status Session::make_room(const ChatRoom& room, ChatTurnStats* stats) {
 
 Status Session::chat_turn(const std::int32_t* message, int n, int max_reply, TokenCallback on_token, void* ctx,
                           ChatTurnStats* stats) {
+  const int position = chat_pos_, turns = chat_turns_;
+  const Status st = run_chat_turn(message, n, max_reply, on_token, ctx, stats);
+  // A refused message leaves everything as it was; any other error mid-turn ends the conversation.
+  if (!st.ok() && (chat_pos_ != position || chat_turns_ != turns)) {
+    model_->settle();
+    chat_begun_ = false;
+  }
+  return st;
+}
+
+Status Session::run_chat_turn(const std::int32_t* message, int n, int max_reply, TokenCallback on_token, void* ctx,
+                              ChatTurnStats* stats) {
   if (!chat_begun_)
     return Status::error(StatusCode::kInvalidArgument, "session: chat_turn() needs chat_begin() first");
   const int vocab = spec().config.vocab_size;
@@ -140,6 +152,11 @@ Status Session::chat_turn(const std::int32_t* message, int n, int max_reply, Tok
   const int bos = spec().config.bos_id, eos = spec().config.eos_id;
   std::int32_t prev = chat_tokens_[last];
   for (;;) {
+    if (!logits_finite(logits, vocab))
+      return Status::error(StatusCode::kBadFormat,
+                           "model: the logits at position %d are not finite (NaN or inf): the weights overflow float "
+                           "arithmetic; stopping instead of sampling",
+                           chat_pos_ - 1);
     const std::int32_t next = sampler_.sample(logits);
     ++s.decode_passes;
     chat_pending_ = next;

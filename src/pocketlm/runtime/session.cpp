@@ -36,21 +36,6 @@ void embedded_tokenizer_sizes(const ModelSpec& spec, const SessionOptions& optio
   *chunk = options.io_chunk_bytes;
 }
 
-// Whether every logit is finite, in one cheap pass: x * 0 is 0 for a finite x and NaN for NaN
-// or inf, so the sum stays 0 exactly when all are finite (four sums break the add chain).
-bool logits_finite(const float* logits, int n) {
-  float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
-  int i = 0;
-  for (; i + 4 <= n; i += 4) {
-    s0 += logits[i] * 0.0f;
-    s1 += logits[i + 1] * 0.0f;
-    s2 += logits[i + 2] * 0.0f;
-    s3 += logits[i + 3] * 0.0f;
-  }
-  for (; i < n; ++i) s0 += logits[i] * 0.0f;
-  return s0 + s1 + s2 + s3 == 0.0f;
-}
-
 // A model object of `spec`'s kind in `memory` (kModelObjectBytes), destroyed when this goes
 // out of scope.
 class ScopedModel {
@@ -75,6 +60,21 @@ class ScopedModel {
 };
 
 }  // namespace
+
+// Whether every logit is finite, in one cheap pass: x * 0 is 0 for a finite x and NaN for NaN
+// or inf, so the sum stays 0 exactly when all are finite (four sums break the add chain).
+bool Session::logits_finite(const float* logits, int n) {
+  float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+  int i = 0;
+  for (; i + 4 <= n; i += 4) {
+    s0 += logits[i] * 0.0f;
+    s1 += logits[i + 1] * 0.0f;
+    s2 += logits[i + 2] * 0.0f;
+    s3 += logits[i + 3] * 0.0f;
+  }
+  for (; i < n; ++i) s0 += logits[i] * 0.0f;
+  return s0 + s1 + s2 + s3 == 0.0f;
+}
 
 Session::~Session() {
   if (model_) model_->~Model();

@@ -172,6 +172,8 @@ class Session {
   //
   // Bounded input: a message whose input exceeds seq_len - chat_pinned() positions is refused
   // (kInvalidArgument, the conversation unchanged). Message ids must be in [0, vocab_size).
+  // A failed read of weights kept in storage, or logits that are not finite, end the
+  // conversation with that error (chat_begin() starts a new one).
   Status chat_turn(const std::int32_t* message, int n, int max_reply, TokenCallback on_token, void* ctx,
                    ChatTurnStats* stats);
   // Positions in the kv cache (the next turn's input starts here, after the pending token).
@@ -215,6 +217,11 @@ class Session {
                           const WeightPlacement& placement, KvType kv, int prefill_batch, std::uint64_t piece_bytes,
                           std::size_t chunk_bytes, Arena& arena, Model* model, Tokenizer* tokenizer, Sampler* sampler,
                           unsigned char** chunk, bool chat, std::int32_t** chat_tokens, std::int32_t** chat_starts);
+  // Whether every logit is finite (a model whose weights overflow float gives NaN or inf).
+  static bool logits_finite(const float* logits, int n);
+  // chat_turn() without its cleanup after an error.
+  Status run_chat_turn(const std::int32_t* message, int n, int max_reply, TokenCallback on_token, void* ctx,
+                       ChatTurnStats* stats);
   // Runs tokens[0..count) at positions pos.. without logits (blocks of prefill_batch(), then
   // single passes); counts forward_batch() calls into *blocks.
   Status run_positions(const std::int32_t* tokens, int count, int pos, int* blocks);
