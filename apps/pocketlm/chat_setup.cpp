@@ -36,6 +36,7 @@ Status parse_chat_flags(const std::string& chat_template, const std::string& t, 
 Status start_chat(const ChatSessionFlags& flags, const ChatSetup& setup, ChatContext* ctx) {
   SessionOptions options;
   POCKETLM_TRY(parse_memory_flags(flags.seq_len, flags.heap, flags.device, &options));
+  POCKETLM_TRY(parse_kv_flag(flags.kv, &options));
   POCKETLM_TRY(parse_backend_flags(flags.kernels, flags.threads, &options, &ctx->host));
   POCKETLM_TRY(ctx->model.open(flags.model.c_str(), "model"));
   Storage* tokenizer = nullptr;

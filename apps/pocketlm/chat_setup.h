@@ -41,6 +41,7 @@ struct ChatContext {
 // The flags both commands share besides sampling.
 struct ChatSessionFlags {
   std::string model, tokenizer, seq_len, heap, device, kernels, threads;
+  std::string kv = "f32";
 };
 
 // Reads the memory and backend flags, opens ctx->session with SessionOptions::chat (printing

@@ -30,6 +30,8 @@ void add_chat_command(CLI::App& app, ChatOptions& o) {
   cmd->add_option("--device", o.device, "device profile: its memory tiers bound the plan")->type_name(device_choices());
   cmd->add_option("--heap", o.heap, "memory budget, e.g. 24M (as run)")->type_name("SIZE");
   cmd->add_option("--seq-len", o.seq_len, "context length in tokens (<= the model's)")->type_name("INT");
+  cmd->add_option("--kv", o.kv, "KV cache element type: f32 (exact; default) or f16 (half the bytes)")
+      ->type_name("f32|f16");
   cmd->add_option("--kernels", o.kernels, "kernel backend (default: the fastest one this CPU has)")
       ->type_name(kernel_choices());
   cmd->add_option("--threads", o.threads, "worker threads (default 1)")->type_name("INT");
@@ -63,7 +65,7 @@ int run_chat(const ChatOptions& o) {
   Status st = parse_chat_flags(o.chat_template, o.temperature, o.topp, o.seed, o.steps, &setup);
   if (!st.ok()) return fail(st);
   ChatContext ctx;
-  st = start_chat({o.model, o.tokenizer, o.seq_len, o.heap, o.device, o.kernels, o.threads}, setup, &ctx);
+  st = start_chat({o.model, o.tokenizer, o.seq_len, o.heap, o.device, o.kernels, o.threads, o.kv}, setup, &ctx);
   if (!st.ok()) return fail(st);
   Session& session = ctx.session;
 
@@ -120,6 +122,7 @@ int run_chat(const ChatOptions& o) {
 }
 
 int run_chat_mode(const RunOptions& r) {
+  if (!r.token_log.empty()) return fail("--token-log: not available with -m chat (it logs one generate run)");
   ChatOptions o;
   o.model = r.model;
   o.tokenizer = r.tokenizer;
@@ -139,6 +142,7 @@ int run_chat_mode(const RunOptions& r) {
   o.seq_len = r.seq_len;
   o.kernels = r.kernels;
   o.threads = r.threads;
+  o.kv = r.kv;
   return run_chat(o);
 }
 

@@ -95,7 +95,7 @@ int run_console(const ConsoleOptions& o) {
   if (!st.ok()) return fail(st);
 
   ChatContext ctx;
-  st = start_chat({o.model, o.tokenizer, o.seq_len, "", o.device, o.kernels, o.threads}, setup, &ctx);
+  st = start_chat({o.model, o.tokenizer, o.seq_len, "", o.device, o.kernels, o.threads, "f32"}, setup, &ctx);
   if (!st.ok()) return fail(st);
   Session& session = ctx.session;
 

@@ -123,6 +123,7 @@ struct ChatOptions {
   std::string seq_len = "0";
   std::string kernels;
   std::string threads = "1";
+  std::string kv = "f32";
   bool system_from_stdin = false;  // run -m chat without -y: the first line of stdin, as run.c
 };
 void add_chat_command(CLI::App& app, ChatOptions& options);
