@@ -92,6 +92,15 @@ TEST(ChatCli, UnknownTemplateIsAOneLineError) {
   EXPECT_EQ(count_of(r.err, "\n"), 1) << r.err;
 }
 
+TEST(ChatCli, RunModeChatRefusesTokenLog) {
+  const std::string log = test::temp_dir() + "/log.txt";
+  const auto r = run_pocketlm({"run", model(), "-z", tok512(), "-m", "chat", "--token-log", log});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("--token-log: not available with -m chat"), std::string::npos) << r.err;
+  EXPECT_EQ(count_of(r.err, "\n"), 1) << r.err;
+  EXPECT_FALSE(test::file_exists(log));
+}
+
 TEST(ConsoleCli, OskScriptDrivesThePspScreen) {
 #if !POCKETLM_HAVE_PNG
   GTEST_SKIP() << "this build has no libpng";
