@@ -31,7 +31,7 @@ const DeviceProfile kProfiles[] = {
      "stories15M (15M multiply-adds/token) at 1-2 tok/s in the PSP write-up",
      480,
      272,
-     "the PSP's LCD, 480x272 with a 512-pixel 32-bit framebuffer stride (device-notes 3.5)"},
+     "the PSP's LCD (device-notes 3.5); homebrew draws it in 32-bit 8888 with a 512-pixel line (PSP_LINE_SIZE)"},
     {"esp32s3", "ESP32-S3 N16R8: 512 KiB SRAM, 8 MiB octal PSRAM, 16 MiB flash read through the cache",
      {{"sram", false, 234056, 0, 0, false, "core SRAM left to the app with a 32 KB data cache (device-notes 1.5)"},
       {"psram", false, 8 * kMiB, 0, 0, false, "8 MB octal PSRAM, ~60-86 MiB/s streaming (device-notes 1.8)"},
