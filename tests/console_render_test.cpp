@@ -177,6 +177,27 @@ TEST(ConsoleRender, InvalidUtf8DrawsTheReplacementGlyph) {
   EXPECT_EQ(a, b);
 }
 
+// The PSP's framebuffer: 480 visible pixels in lines of 512; the 32 beyond stay untouched, and
+// the screen is the same as with a tight stride.
+TEST(ConsoleRender, StrideBeyondTheWidthIsLeftAlone) {
+  std::vector<std::uint32_t> wide(512 * 272, 0x12345678u), tight(480 * 272);
+  Console a, b;
+  ASSERT_TRUE(a.init(Framebuffer{wide.data(), 480, 272, 512}, &kConsoleFont, kBackground, kPrompt).ok());
+  ASSERT_TRUE(b.init(Framebuffer{tight.data(), 480, 272, 480}, &kConsoleFont, kBackground, kPrompt).ok());
+  for (int i = 0; i < 40; ++i) {
+    a.write("Once upon a time, ", 18);
+    b.write("Once upon a time, ", 18);
+  }
+  for (int y = 0; y < 272; ++y)
+    for (int x = 0; x < 512; ++x) {
+      const std::uint32_t got = wide[static_cast<std::size_t>(y * 512 + x)];
+      if (x >= 480)
+        ASSERT_EQ(got, 0x12345678u) << x << "," << y;
+      else
+        ASSERT_EQ(got, tight[static_cast<std::size_t>(y * 480 + x)]) << x << "," << y;
+    }
+}
+
 TEST(ConsoleRender, RefusesAFramebufferSmallerThanACell) {
   std::uint32_t p[16];
   Console c;
