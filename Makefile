@@ -11,7 +11,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 PROMPT ?= Once upon a time, there was a little robot
 CMAKE_FLAGS ?=
 
-.PHONY: all build demo test test-aarch64 bench models synth-models clean
+.PHONY: all build demo test test-aarch64 bench models synth-models screenshots clean
 
 all: build
 
@@ -30,6 +30,11 @@ synth-models: build models
 
 demo: build models
 	$(BUILD)/pocketlm run models/stories260K.bin -z models/tok512.bin -t 0.8 -p 0.9 -s 42 -n 256 -i "$(PROMPT)"
+
+# The README's device-screen pictures (docs/console-*.png): the chat on the emulated PSP and
+# ESP32-S3 screens, prompts from an OSK script (scripts/make-screenshots).
+screenshots: build models
+	scripts/make-screenshots $(BUILD) models
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS)

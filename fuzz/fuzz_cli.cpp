@@ -4,7 +4,8 @@
 // the shared models (stories260K.bin, stories260K_q80.bin, tok512.bin, tokenizer.bin); any
 // other word with a '/' and any --token-log (the only flag that writes) reject the input;
 // run gets "--seq-len 8" appended, which caps -n. The process works in a fresh temp dir
-// holding tok512.bin as tokenizer.bin (run's default -z).
+// holding tok512.bin as tokenizer.bin (run's default -z), with stdin at /dev/null: `run -m chat`
+// reads its messages from stdin and must meet the end of input, never wait for a terminal.
 #include <unistd.h>
 
 #include <string>
@@ -21,6 +22,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
     fuzz::shared_file(m);  // abort early when a model is missing
   char dir[] = "/tmp/pocketlm-fuzz-cli-XXXXXX";
   if (!mkdtemp(dir) || chdir(dir) != 0) std::abort();
+  if (!std::freopen("/dev/null", "r", stdin)) std::abort();
   std::FILE* f = std::fopen("tokenizer.bin", "wb");
   if (!f || std::fwrite(tok.data(), 1, tok.size(), f) != tok.size() || std::fclose(f) != 0) std::abort();
   return 0;

@@ -90,6 +90,41 @@ TEST_P(AllocCount, GenerateMakesNoHeapAllocations) {
   }
 }
 
+// A chat with the context-full policy (seq_len 64: turns dropped, kept ones re-prefilled)
+// allocates nothing either once the session is built.
+TEST_P(AllocCount, ChatTurnsMakeNoHeapAllocations) {
+  const auto& [model_name, threads] = GetParam();
+  FileStorage model, tokenizer;
+  ASSERT_TRUE(model.open(test::model_path(model_name).c_str(), "model").ok());
+  ASSERT_TRUE(tokenizer.open(test::model_path("tok512.bin").c_str(), "tokenizer").ok());
+  std::unique_ptr<ThreadPool> pool;
+  if (threads > 1) pool = std::make_unique<ThreadPool>(threads);
+  Session session;
+  SessionOptions options;
+  options.parallel = pool.get();
+  options.chat = true;
+  options.seq_len = 64;
+  ASSERT_TRUE(session.open(model, tokenizer, options).ok());
+  std::vector<std::int32_t> message(64);
+  int n = 0;
+  ASSERT_TRUE(session.tokenizer().encode("Then the dog ran", 16, false, false, message.data(), message.size(), &n).ok());
+  ASSERT_TRUE(session.chat_begin(SamplerParams{0.8f, 0.9f, 42}).ok());
+  int tokens = 0;
+  bool policy = false;
+  g_allocations = 0;
+  g_counting = true;
+  for (int turn = 0; turn < 8; ++turn) {
+    ChatTurnStats stats;
+    const Status st = session.chat_turn(message.data(), n, 8, count_tokens, &tokens, &stats);
+    if (!st.ok()) break;
+    policy |= stats.context_full;
+  }
+  g_counting = false;
+  EXPECT_EQ(g_allocations.load(), 0);
+  EXPECT_TRUE(policy);
+  EXPECT_GT(tokens, 20);
+}
+
 INSTANTIATE_TEST_SUITE_P(Models, AllocCount,
                          ::testing::Combine(::testing::Values("stories260K.bin", "stories260K_q80.bin"),
                                             ::testing::Values(1, 2)),

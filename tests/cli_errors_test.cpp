@@ -93,7 +93,6 @@ const FlagCase kFlagCases[] = {
     {"SeqLenAboveModel", {"--seq-len", "1000"}, 1, {"--seq-len", "1000", "512", "seq_len"}},
     {"UnknownKernels", {"--kernels", "nosuch"}, 1, {"--kernels", "'nosuch'", "not available", "available: reference"}},
     {"ThreadsZero", {"--threads", "0"}, 1, {"--threads", "0", "[1, 256]"}},
-    {"ChatModeUnsupported", {"-m", "chat"}, 2, {"-m chat", "not supported yet"}},
     {"UnknownMode", {"-m", "foo"}, 1, {"-m", "'foo'", "unknown mode"}},
     // A warning must not precede an error: the error stays the only line.
     {"ClampThenError", {"-t", "-1", "-s", "-5", "--heap", "bogus"}, 1, {"--heap", "'bogus'", "not a byte size"}},

@@ -26,6 +26,11 @@ TEST(CliHelp, EveryValueIsTypedAndChoicesAreListed) {
       {"convert", {"input FILE", "--to q80|gguf", "--type f32|f16|q8_0|q4_0", "-z FILE", "--group-size INT", "-o FILE"}},
       {"eval", {"model FILE", "text FILE", "-z FILE", "--against FILE", "--split heldout|all", "--split-seed INT",
                 "--stories INT", "--seq-len INT", "--stride INT", "--kernels " + backends, "--threads INT"}},
+      {"chat", {"model FILE", "-z FILE", "-t FLOAT", "-p FLOAT", "-s INT", "-n INT", "-i TEXT", "-y TEXT",
+                "--template none|llama2", "--seq-len INT", "--kv f32|f16", "--heap SIZE", "--kernels " + backends,
+                "--threads INT"}},
+      {"console", {"model FILE", "--osk FILE", "--png FILE", "--device psp|esp32s3", "-z FILE", "-t FLOAT", "-n INT",
+                   "--template none|llama2", "--seq-len INT", "--kernels " + backends}},
   };
   for (const auto& [command, needles] : commands) {
     SCOPED_TRACE(command);

@@ -102,6 +102,14 @@ TEST(NonFiniteLogits, OverflowStopsWithThePosition) {
   const auto r = test::run_pocketlm({"run", path, "-z", test::model_path("tok512.bin"), "-n", "8", "-t", "0"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("logits at position 0 are not finite"), std::string::npos) << r.err;
+  // The chat stops the same way, after the message's prefill (positions 0..4).
+  const std::string input = test::temp_dir() + "/in.txt";
+  const std::string line = "Once upon a time\n";
+  test::write_file(input, std::vector<unsigned char>(line.begin(), line.end()));
+  const auto c =
+      test::run_pocketlm_with_input({"chat", path, "-z", test::model_path("tok512.bin"), "-n", "8", "-t", "0"}, input);
+  EXPECT_EQ(c.exit_code, 1);
+  EXPECT_NE(c.err.find("logits at position 4 are not finite"), std::string::npos) << c.err;
 }
 
 }  // namespace

@@ -69,12 +69,14 @@ std::string temp_dir() {
   return dir;
 }
 
-CommandResult run_pocketlm(const std::vector<std::string>& args) {
+CommandResult run_pocketlm(const std::vector<std::string>& args) { return run_pocketlm_with_input(args, "/dev/null"); }
+
+CommandResult run_pocketlm_with_input(const std::vector<std::string>& args, const std::string& stdin_path) {
   const std::string dir = temp_dir();
   const std::string out_path = dir + "/stdout", err_path = dir + "/stderr";
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 0, stdin_path.c_str(), O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   std::vector<std::string> argv_storage;

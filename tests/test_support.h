@@ -25,6 +25,8 @@ struct CommandResult {
 };
 // Runs the pocketlm binary with `args` (no shell), capturing stdout and stderr.
 CommandResult run_pocketlm(const std::vector<std::string>& args);
+// The same with stdin read from the file `stdin_path` (run_pocketlm reads /dev/null).
+CommandResult run_pocketlm_with_input(const std::vector<std::string>& args, const std::string& stdin_path);
 
 // A fresh empty directory under the system temp dir, removed at process exit.
 std::string temp_dir();

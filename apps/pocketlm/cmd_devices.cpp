@@ -10,7 +10,7 @@
 namespace pocketlm::cli {
 
 void add_devices_command(CLI::App& app) {
-  app.add_subcommand("devices", "list the device profiles (--device NAME): memory tiers and storage read models");
+  app.add_subcommand("devices", "list the device profiles (--device NAME): memory tiers, storage read models and screens");
 }
 
 int run_devices() {
@@ -31,6 +31,9 @@ int run_devices() {
       std::printf("  compute       ~%.0f M multiply-adds/s, an estimate (%s)\n", d->macs_per_s / 1e6, d->compute_source);
     else
       std::printf("  compute       %s\n", d->compute_source);
+    if (d->screen_width > 0)
+      std::printf("  screen        %dx%d pixels, %d x %d console cells of 8x8 (%s)\n", d->screen_width, d->screen_height,
+                  d->screen_width / 8, d->screen_height / 8, d->screen_source);
   }
   return kExitOk;
 }

@@ -34,7 +34,7 @@ void add_run_command(CLI::App& app, RunOptions& o) {
     o.has_prompt = true;
   });
   cmd->add_option("-z", o.tokenizer, kTokenizerHelp)->type_name("FILE");
-  cmd->add_option("-m", o.mode, "mode (default generate; chat is not supported yet)")->type_name("generate|chat");
+  cmd->add_option("-m", o.mode, "mode (default generate; chat: run.c's chat loop, one message per line of stdin, see pocketlm chat)")->type_name("generate|chat");
   cmd->add_option("-y", o.system_prompt, "system prompt (chat mode only)")->type_name("TEXT");
   cmd->add_option("--token-log", o.token_log,
                   "write 'prompt: <ids>' and then each next-token id on its own line to this file")
@@ -115,10 +115,7 @@ int clamp_steps(const RunOptions& o, int seq_len, Sampling* sampling) {
 }  // namespace
 
 int run_run(const RunOptions& o) {
-  if (o.mode == "chat") {
-    std::fprintf(stderr, "pocketlm: -m chat is not supported yet\n");
-    return kExitUnsupported;
-  }
+  if (o.mode == "chat") return run_chat_mode(o);
   if (o.mode != "generate") return fail("-m: unknown mode '" + o.mode + "' (expected generate or chat)");
 
   Sampling sampling;

@@ -20,6 +20,8 @@ int run_cli(int argc, char** argv) {
   ConvertOptions convert;
   BenchOptions bench;
   EvalOptions eval;
+  ChatOptions chat;
+  ConsoleOptions console;
   add_run_command(app, run);
   add_plan_command(app, plan);
   add_inspect_command(app, inspect);
@@ -28,6 +30,8 @@ int run_cli(int argc, char** argv) {
   add_bench_command(app, bench);
   add_devices_command(app);
   add_eval_command(app, eval);
+  add_chat_command(app, chat);
+  add_console_command(app, console);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -63,6 +67,8 @@ int run_cli(int argc, char** argv) {
   if (app.got_subcommand("bench")) return run_bench(bench);
   if (app.got_subcommand("devices")) return run_devices();
   if (app.got_subcommand("eval")) return run_eval(eval);
+  if (app.got_subcommand("chat")) return run_chat(chat);
+  if (app.got_subcommand("console")) return run_console(console);
   return fail("no command given (see pocketlm --help)");
 }
 

@@ -106,6 +106,50 @@ struct EvalOptions {
 void add_eval_command(CLI::App& app, EvalOptions& options);
 int run_eval(const EvalOptions& options);
 
+struct ChatOptions {
+  std::string model;
+  std::string tokenizer;
+  std::string temperature = "1.0";
+  std::string topp = "0.9";
+  std::string seed = "0";
+  std::string steps = "256";  // most tokens per reply; 0 = until EOS/BOS or the context is full
+  std::string prompt;         // -i: the first message (then stdin)
+  bool has_prompt = false;
+  std::string system_prompt;  // -y
+  bool has_system_prompt = false;
+  std::string chat_template = "none";
+  std::string heap;
+  std::string device;
+  std::string seq_len = "0";
+  std::string kernels;
+  std::string threads = "1";
+  std::string kv = "f32";
+  bool system_from_stdin = false;  // run -m chat without -y: the first line of stdin, as run.c
+};
+void add_chat_command(CLI::App& app, ChatOptions& options);
+int run_chat(const ChatOptions& options);
+// run -m chat: run.c's chat() (template llama2) with run's flags.
+int run_chat_mode(const RunOptions& options);
+
+struct ConsoleOptions {
+  std::string model;
+  std::string tokenizer;
+  std::string device = "psp";
+  std::string osk;  // file of UTF-16LE strings (text/osk_script.h)
+  std::string png;  // the last frame; per-turn frames beside it
+  std::string temperature = "1.0";
+  std::string topp = "0.9";
+  std::string seed = "0";
+  std::string steps = "256";
+  std::string system_prompt;
+  std::string chat_template = "none";
+  std::string seq_len = "0";
+  std::string kernels;
+  std::string threads = "1";
+};
+void add_console_command(CLI::App& app, ConsoleOptions& options);
+int run_console(const ConsoleOptions& options);
+
 // Parses argv and runs the chosen command; returns the process exit code.
 int run_cli(int argc, char** argv);
 

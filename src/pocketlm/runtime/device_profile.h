@@ -27,6 +27,10 @@ struct DeviceProfile {
   int tier_count;
   double macs_per_s;  // compute estimate for projections (multiply-adds per second); 0 = unknown
   const char* compute_source;
+  // The display the console draws on (ui/console.h), pixels; 0 = none (a host uses its terminal).
+  int screen_width;
+  int screen_height;
+  const char* screen_source;
 };
 
 // The built-in profiles (host, psp, esp32s3), terminated by an entry with a null name.

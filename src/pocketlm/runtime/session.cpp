@@ -36,21 +36,6 @@ void embedded_tokenizer_sizes(const ModelSpec& spec, const SessionOptions& optio
   *chunk = options.io_chunk_bytes;
 }
 
-// Whether every logit is finite, in one cheap pass: x * 0 is 0 for a finite x and NaN for NaN
-// or inf, so the sum stays 0 exactly when all are finite (four sums break the add chain).
-bool logits_finite(const float* logits, int n) {
-  float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
-  int i = 0;
-  for (; i + 4 <= n; i += 4) {
-    s0 += logits[i] * 0.0f;
-    s1 += logits[i + 1] * 0.0f;
-    s2 += logits[i + 2] * 0.0f;
-    s3 += logits[i + 3] * 0.0f;
-  }
-  for (; i < n; ++i) s0 += logits[i] * 0.0f;
-  return s0 + s1 + s2 + s3 == 0.0f;
-}
-
 // A model object of `spec`'s kind in `memory` (kModelObjectBytes), destroyed when this goes
 // out of scope.
 class ScopedModel {
@@ -76,13 +61,29 @@ class ScopedModel {
 
 }  // namespace
 
+// Whether every logit is finite, in one cheap pass: x * 0 is 0 for a finite x and NaN for NaN
+// or inf, so the sum stays 0 exactly when all are finite (four sums break the add chain).
+bool Session::logits_finite(const float* logits, int n) {
+  float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+  int i = 0;
+  for (; i + 4 <= n; i += 4) {
+    s0 += logits[i] * 0.0f;
+    s1 += logits[i + 1] * 0.0f;
+    s2 += logits[i + 2] * 0.0f;
+    s3 += logits[i + 3] * 0.0f;
+  }
+  for (; i < n; ++i) s0 += logits[i] * 0.0f;
+  return s0 + s1 + s2 + s3 == 0.0f;
+}
+
 Session::~Session() {
   if (model_) model_->~Model();
 }
 
 Status Session::carve_all(const ModelSpec& spec, int seq_len, const Kernels& kernels, const WeightPlacement& placement,
                           KvType kv, int prefill_batch, std::uint64_t piece_bytes, std::size_t chunk_bytes,
-                          Arena& arena, Model* model, Tokenizer* tokenizer, Sampler* sampler, unsigned char** chunk) {
+                          Arena& arena, Model* model, Tokenizer* tokenizer, Sampler* sampler, unsigned char** chunk,
+                          bool chat, std::int32_t** chat_tokens, std::int32_t** chat_starts) {
   const std::int32_t vocab = spec.config.vocab_size;
   POCKETLM_TRY(model->carve(spec, seq_len, kernels, placement, kv, arena));
   POCKETLM_TRY(model->carve_prefill(prefill_batch, arena));
@@ -91,6 +92,10 @@ Status Session::carve_all(const ModelSpec& spec, int seq_len, const Kernels& ker
   void* p = nullptr;
   POCKETLM_TRY(arena.allocate(chunk_bytes, kIoChunkRegion, &p));
   *chunk = static_cast<unsigned char*>(p);
+  if (chat) {
+    POCKETLM_TRY(carve_array(arena, kChatHistoryRegion, static_cast<std::uint64_t>(seq_len), chat_tokens));
+    POCKETLM_TRY(carve_array(arena, kChatHistoryRegion, static_cast<std::uint64_t>(seq_len), chat_starts));
+  }
   return Status();
 }
 
@@ -111,6 +116,8 @@ Status Session::measure(Storage& model, const ModelSpec& spec, const SessionOpti
                                     "the program itself: code, stacks, libraries (not the arena)"));
   const int seq_len = effective_seq_len(spec, options);
   POCKETLM_TRY(describe_session_regions(spec, placement, seq_len, options.kv, prefill_batch, chunk, plan));
+  if (options.chat)
+    POCKETLM_TRY(plan->add(kChatHistoryRegion, 0, "chat: token ids and turn starts, 2 x seq_len x int32"));
   Arena measuring;
   measuring.init_measuring(plan);
   ScopedModel m(model_memory);
@@ -118,10 +125,11 @@ Status Session::measure(Storage& model, const ModelSpec& spec, const SessionOpti
   Tokenizer tok;
   Sampler sampler;
   unsigned char* buffer = nullptr;
+  std::int32_t *chat_tokens = nullptr, *chat_starts = nullptr;
   POCKETLM_TRY(carve_all(spec, seq_len, kernels_of(options), placement, options.kv, prefill_batch, piece_bytes, chunk,
                          measuring,
                          m.get(), &tok,
-                         &sampler, &buffer));
+                         &sampler, &buffer, options.chat, &chat_tokens, &chat_starts));
   POCKETLM_TRY(plan->add(kPaddingRegion, measuring.padding(), ""));
   assign_ram_tiers(plan);
   plan->set_storage_bytes_per_token(storage_cost(spec, placement).bytes_per_token);
@@ -288,7 +296,7 @@ Status Session::open(Storage& model, Storage* tokenizer, const SessionOptions& o
   POCKETLM_TRY(carve_all(spec, seq_len, *kernels_, placement_, options.kv, prefill_batch_, piece_bytes, chunk, arena_,
                          model_,
                          &tokenizer_,
-                         &sampler_, &buffer));
+                         &sampler_, &buffer, options.chat, &chat_tokens_, &chat_starts_));
   // The tokenizer is small and its errors are common: check it before reading the weights.
   if (tokenizer)
     POCKETLM_TRY(tokenizer_.load(*tokenizer, buffer, chunk));
@@ -328,6 +336,7 @@ Status Session::generate(const std::int32_t* prompt, int n_prompt, int steps, co
   if (params.seed == 0)
     return Status::error(StatusCode::kInvalidArgument, "-s: seed 0 would stall the xorshift generator");
   sampler_.configure(params, *kernels_);
+  chat_begun_ = false;  // the kv cache is overwritten
 
   const int bos = spec().config.bos_id;
   auto now = [this] { return clock_ ? clock_() : 0.0; };

@@ -25,6 +25,7 @@
 namespace pocketlm {
 
 inline constexpr const char* kIoChunkRegion = "io chunk";
+inline constexpr const char* kChatHistoryRegion = "chat history";
 // Most prompt tokens one batched prefill pass runs (SessionOptions::prefill_batch): each weight
 // byte then serves up to this many tokens; the activations of 64 tokens of a stories15M-shaped
 // model are about 0.7 MiB.
@@ -53,6 +54,8 @@ struct SessionOptions {
                                            // choice (kMaxPrefillBatch, or the most that fits
                                            // the RAM tiers), 1 = one token at a time as run.c
   std::size_t arena_buffer_bytes = 0;
+  bool chat = false;                       // carve the chat history (2 x seq_len int32: token ids
+                                           // and turn starts) that chat_begin()/chat_turn() need
 };
 
 // Counts and timings of one generate() call. A forward pass is "prefill" when its next
@@ -75,6 +78,32 @@ struct GenerateStats {
 
   double prefill_tok_per_s() const { return prefill_seconds > 0 ? prefill_passes / prefill_seconds : 0.0; }
   double decode_tok_per_s() const { return decode_seconds > 0 ? decode_passes / decode_seconds : 0.0; }
+};
+
+// What the context-full policy does before a chat turn (Session::chat_room).
+struct ChatRoom {
+  bool context_full = false;  // the policy runs
+  int dropped_tokens = 0;     // positions dropped (oldest turns after the kept opening)
+  int reprefill_tokens = 0;   // kept positions run again at new positions
+  int first_kept_turn = 0;    // turns before it (except the opening) are dropped
+};
+
+// Counts and timings of one chat_turn().
+struct ChatTurnStats {
+  int input_tokens = 0;      // positions the turn fed before its reply: the previous reply's last
+                             // token (sampled, not yet in the kv cache) + the message's tokens
+  int prefill_blocks = 0;    // forward_batch() calls among them (each reads the weights once)
+  int decode_passes = 0;     // tokens sampled for the reply, an ending EOS/BOS included
+  int forward_passes = 0;    // positions run in this turn: input_tokens + decode_passes - 1 +
+                             // reprefill_tokens (the reply's last token waits for the next turn)
+  bool context_full = false; // the context-full policy ran before this turn
+  int dropped_tokens = 0;    // positions it dropped (oldest turns)
+  int reprefill_tokens = 0;  // kept positions it ran again at their new positions
+  bool reply_ended = false;  // the model sampled EOS or BOS
+  bool reply_cut = false;    // the reply stopped because the context is full
+  int position = 0;          // positions in the kv cache after the turn
+  double prefill_seconds = 0.0;
+  double decode_seconds = 0.0;
 };
 
 // Called once per chosen next token (forced or sampled) with the token before it; a final
@@ -121,6 +150,48 @@ class Session {
   Status generate(const std::int32_t* prompt, int n_prompt, int steps, const SamplerParams& params,
                   TokenCallback on_token, void* ctx, GenerateStats* stats);
 
+  // Chat: a conversation whose turns are appended to the kv cache; earlier turns are never run
+  // again. Needs SessionOptions::chat. chat_begin() empties the conversation (position 0) and
+  // configures the sampler once for all its turns (seed 0 is an error). generate() reuses the
+  // kv cache, so it ends the conversation: chat_turn() then needs chat_begin() again.
+  Status chat_begin(const SamplerParams& params);
+  // One turn: feeds the previous reply's last sampled token (when there is one) and
+  // message[0..n) at the current position (all but the last through the batched prefill, as
+  // generate()), then samples the reply until EOS or BOS (reported, kept as the next turn's first
+  // input), `max_reply` tokens (0 = no limit) or a full context; on_token sees every sampled token
+  // (prev = the token before it) and may stop the reply by returning false.
+  //
+  // Context-full policy: when the input and a reply reserve of min(max_reply or seq_len,
+  // seq_len / 4) tokens do not fit behind the current position, the oldest turns are dropped:
+  // positions [0, chat_pinned()) (BOS and the first turn's opening: its input, at most seq_len / 4
+  // tokens) stay in the kv cache untouched, then the newest whole turns that leave room for the
+  // input and the reserve are moved up behind them and run again at their new positions (RoPE
+  // depends on the position); everything between is dropped. stats say what was dropped and
+  // re-run. When the reply reaches the end of the context it is cut (stats->reply_cut), and the
+  // next turn makes room.
+  //
+  // Bounded input: a message whose input exceeds seq_len - chat_pinned() positions is refused
+  // (kInvalidArgument, the conversation unchanged). Message ids must be in [0, vocab_size).
+  // A failed read of weights kept in storage, or logits that are not finite, end the
+  // conversation with that error (chat_begin() starts a new one).
+  Status chat_turn(const std::int32_t* message, int n, int max_reply, TokenCallback on_token, void* ctx,
+                   ChatTurnStats* stats);
+  // Positions in the kv cache (the next turn's input starts here, after the pending token).
+  int chat_position() const { return chat_pos_; }
+  // Turns held in the kv cache (dropped turns not counted; the first turn always is).
+  int chat_turns() const { return chat_turns_; }
+  // The token ids in the kv cache by position, [0, chat_position()).
+  const std::int32_t* chat_tokens() const { return chat_tokens_; }
+  // The last reply's last sampled token, fed first by the next turn; -1 when none.
+  std::int32_t chat_pending() const { return chat_pending_; }
+  // Positions the context-full policy never drops (0 before the first turn).
+  int chat_pinned() const { return chat_pinned_; }
+  // The most message tokens the next turn accepts (bounded input), after the policy makes room.
+  int chat_message_capacity() const;
+  // What the context-full policy will do before a turn of an n-token message (for a notice
+  // shown before the turn runs).
+  ChatRoom chat_room(int n, int max_reply) const;
+
   bool ready() const { return ready_; }
   const ModelSpec& spec() const { return spec_; }
   const WeightPlacement& placement() const { return placement_; }
@@ -145,7 +216,19 @@ class Session {
   static Status carve_all(const ModelSpec& spec, int seq_len, const Kernels& kernels,
                           const WeightPlacement& placement, KvType kv, int prefill_batch, std::uint64_t piece_bytes,
                           std::size_t chunk_bytes, Arena& arena, Model* model, Tokenizer* tokenizer, Sampler* sampler,
-                          unsigned char** chunk);
+                          unsigned char** chunk, bool chat, std::int32_t** chat_tokens, std::int32_t** chat_starts);
+  // Whether every logit is finite (a model whose weights overflow float gives NaN or inf).
+  static bool logits_finite(const float* logits, int n);
+  // chat_turn() without its cleanup after an error.
+  Status run_chat_turn(const std::int32_t* message, int n, int max_reply, TokenCallback on_token, void* ctx,
+                       ChatTurnStats* stats);
+  // Runs tokens[0..count) at positions pos.. without logits (blocks of prefill_batch(), then
+  // single passes); counts forward_batch() calls into *blocks.
+  Status run_positions(const std::int32_t* tokens, int count, int pos, int* blocks);
+  // The context-full policy for an input of n_in positions and a reply reserve (runtime/chat.cpp):
+  // what it does, and doing it.
+  ChatRoom plan_room(int n_in, int reserve) const;
+  Status make_room(const ChatRoom& room, ChatTurnStats* stats);
   // The plan of one placement, measured into *plan.
   static Status measure(Storage& model, const ModelSpec& spec, const SessionOptions& options,
                         const WeightPlacement& placement, int prefill_batch, std::uint64_t piece_bytes,
@@ -168,6 +251,15 @@ class Session {
   const Kernels* kernels_ = nullptr;
   Parallel* parallel_ = nullptr;
   double (*clock_)() = nullptr;
+  // Chat (SessionOptions::chat): the ids in the kv cache by position, the start position of
+  // each turn held, and the sampled token not yet fed.
+  std::int32_t* chat_tokens_ = nullptr;
+  std::int32_t* chat_starts_ = nullptr;
+  int chat_pos_ = 0;
+  int chat_turns_ = 0;
+  int chat_pinned_ = 0;
+  std::int32_t chat_pending_ = -1;  // -1: none
+  bool chat_begun_ = false;
   bool opened_ = false;  // open() was called (it may have failed)
   bool ready_ = false;   // open() succeeded
 };

@@ -1,0 +1,78 @@
+#include "chat_driver.h"
+
+#include <string>
+
+namespace pocketlm::cli {
+
+Status parse_chat_template(const std::string& name, ChatTemplate* out) {
+  if (name == "none") {
+    *out = ChatTemplate::kNone;
+  } else if (name == "llama2") {
+    *out = ChatTemplate::kLlama2;
+  } else {
+    return Status::error(StatusCode::kInvalidArgument, "--template: unknown template '%s' (expected none or llama2)",
+                         name.c_str());
+  }
+  return Status();
+}
+
+std::string render_chat_message(ChatTemplate t, const std::string& system, const std::string& user, int turn) {
+  if (t == ChatTemplate::kNone) return user;
+  if (turn == 0 && !system.empty()) return "[INST] <<SYS>>\n" + system + "\n<</SYS>>\n\n" + user + " [/INST]";
+  return "[INST] " + user + " [/INST]";
+}
+
+void ChatDriver::sink(const char* text, std::size_t len, void* ctx) {
+  auto* self = static_cast<ChatDriver*>(ctx);
+  if (self->on_text) self->on_text(text, len);
+}
+
+bool ChatDriver::on_token(std::int32_t prev, std::int32_t next, void* ctx) {
+  auto* self = static_cast<ChatDriver*>(ctx);
+  self->current_->reply.push_back(next);
+  const Tokenizer& tok = self->session_.tokenizer();
+  if (next == tok.bos_id() || next == tok.eos_id()) return true;
+  const Piece p = tok.decode(prev, next);
+  self->stream_->write_piece(p.data, p.size);
+  return true;
+}
+
+Status ChatDriver::turn(const std::string& user, ChatTurnResult* result) {
+  *result = ChatTurnResult();
+  const std::string text = render_chat_message(template_, system_, user, sent_);
+  const bool bos = template_ == ChatTemplate::kLlama2 || sent_ == 0;
+  std::vector<std::int32_t> tokens(text.size() + 3);
+  int n = 0;
+  POCKETLM_TRY(session_.tokenizer().encode(text.c_str(), text.size(), bos, /*eos=*/false, tokens.data(), tokens.size(),
+                                           &n));
+  const int capacity = session_.chat_message_capacity();
+  if (n == 0 || n > capacity) {
+    result->refused = true;
+    if (on_notice)
+      on_notice(n == 0 ? std::string("[empty message: not sent]")
+                       : "[message refused: it is " + std::to_string(n) + " tokens but at most " +
+                             std::to_string(capacity) + " fit in the context of " + std::to_string(session_.seq_len()) +
+                             " tokens; not sent]");
+    return Status();
+  }
+  const ChatRoom room = session_.chat_room(n, max_reply_);
+  if (room.context_full && on_notice)
+    on_notice("[context full: dropping the " + std::to_string(room.dropped_tokens) +
+              " oldest tokens after the kept opening (BOS and the first message, " +
+              std::to_string(session_.chat_pinned()) + " tokens); re-running the " +
+              std::to_string(room.reprefill_tokens) + " kept tokens of the newest turns]");
+  Utf8Stream stream(sink, this);
+  current_ = result;
+  stream_ = &stream;
+  const Status st = session_.chat_turn(tokens.data(), n, max_reply_, on_token, this, &result->stats);
+  stream.flush();
+  current_ = nullptr;
+  stream_ = nullptr;
+  POCKETLM_TRY(st);
+  ++sent_;
+  const ChatTurnStats& s = result->stats;
+  if (s.reply_cut && on_notice) on_notice("[context full: the reply was cut; the next message makes room]");
+  return Status();
+}
+
+}  // namespace pocketlm::cli

@@ -1,0 +1,56 @@
+#include "chat_setup.h"
+
+#include <CLI/CLI.hpp>
+#include <ctime>
+
+#include "runc_flags.h"
+
+namespace pocketlm::cli {
+
+void add_chat_sampling_flags(CLI::App* cmd, std::string* temperature, std::string* topp, std::string* seed,
+                             std::string* steps) {
+  cmd->add_option("-t", *temperature, "temperature, read as run reads it; 0 = greedy (default 1.0)")
+      ->type_name("FLOAT");
+  cmd->add_option("-p", *topp, "top-p in [0,1] (default 0.9)")->type_name("FLOAT");
+  cmd->add_option("-s", *seed, "random seed, read as run reads it; 0 = the clock (default)")->type_name("INT");
+  cmd->add_option("-n", *steps, "most tokens per reply; 0 = until EOS/BOS or a full context (default 256)")
+      ->type_name("INT");
+}
+
+Status parse_chat_flags(const std::string& chat_template, const std::string& t, const std::string& p,
+                        const std::string& s, const std::string& n, ChatSetup* out) {
+  POCKETLM_TRY(parse_chat_template(chat_template, &out->chat_template));
+  std::string warning;
+  POCKETLM_TRY(runc_temperature("-t", t, &out->params.temperature, &warning));
+  if (!warning.empty()) out->warnings.push_back(warning);
+  POCKETLM_TRY(runc_topp("-p", p, &out->params.topp, &warning));
+  if (!warning.empty()) out->warnings.push_back(warning);
+  runc_seed("-s", s, static_cast<unsigned int>(std::time(nullptr)), &out->params.seed, &warning);
+  if (!warning.empty()) out->warnings.push_back(warning);
+  long long steps = 0;
+  POCKETLM_TRY(parse_int("-n", n, 0, 1 << 30, &steps));
+  out->max_reply = static_cast<int>(steps);
+  return Status();
+}
+
+Status start_chat(const ChatSessionFlags& flags, const ChatSetup& setup, ChatContext* ctx) {
+  SessionOptions options;
+  POCKETLM_TRY(parse_memory_flags(flags.seq_len, flags.heap, flags.device, &options));
+  POCKETLM_TRY(parse_kv_flag(flags.kv, &options));
+  POCKETLM_TRY(parse_backend_flags(flags.kernels, flags.threads, &options, &ctx->host));
+  POCKETLM_TRY(ctx->model.open(flags.model.c_str(), "model"));
+  Storage* tokenizer = nullptr;
+  std::string label;
+  POCKETLM_TRY(open_tokenizer(flags.tokenizer, flags.model, &ctx->tokenizer, &tokenizer, &label));
+  options.chat = true;
+  const Status st = ctx->session.open(ctx->model, tokenizer, options);
+  if (!st.ok()) {
+    if (st.code() == StatusCode::kOutOfMemory && ctx->session.plan().size() > 0 && !ctx->session.plan().fits())
+      print_plan(ctx->session.plan(), stderr);
+    return st;
+  }
+  for (const std::string& w : setup.warnings) warn(w);
+  return ctx->session.chat_begin(setup.params);
+}
+
+}  // namespace pocketlm::cli

@@ -1,0 +1,149 @@
+// `pocketlm chat` (and `run -m chat`): a conversation that keeps its kv cache. Messages are read
+// line by line from stdin (a terminal, a pipe or a file); replies go to stdout; notices (context
+// full, a refused message) and a summary per turn go to stderr.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <string>
+#include <unistd.h>
+
+#include "chat_driver.h"
+#include "chat_setup.h"
+#include "cli_common.h"
+#include "commands.h"
+
+namespace pocketlm::cli {
+
+void add_chat_command(CLI::App& app, ChatOptions& o) {
+  CLI::App* cmd = app.add_subcommand(
+      "chat", "a conversation that keeps its kv cache: one message per line of stdin, each reply to stdout");
+  cmd->add_option("model", o.model, "checkpoint: llama2.c .bin or GGUF")->required()->type_name("FILE");
+  cmd->add_option("-z", o.tokenizer, kTokenizerHelp)->type_name("FILE");
+  add_chat_sampling_flags(cmd, &o.temperature, &o.topp, &o.seed, &o.steps);
+  cmd->add_option("-i", o.prompt, "the first message (the rest from stdin)")->type_name("TEXT")->each(
+      [&o](const std::string&) { o.has_prompt = true; });
+  cmd->add_option("-y", o.system_prompt, "system prompt (template llama2)")->type_name("TEXT")->each(
+      [&o](const std::string&) { o.has_system_prompt = true; });
+  cmd->add_option("--template", o.chat_template,
+                  "how messages become tokens: none = plain text continued turn by turn (default; stories models), "
+                  "llama2 = run.c's [INST] <<SYS>> template for Llama-2-chat models")
+      ->type_name("none|llama2");
+  cmd->add_option("--device", o.device, "device profile: its memory tiers bound the plan")->type_name(device_choices());
+  cmd->add_option("--heap", o.heap, "memory budget, e.g. 24M (as run)")->type_name("SIZE");
+  cmd->add_option("--seq-len", o.seq_len, "context length in tokens (<= the model's)")->type_name("INT");
+  cmd->add_option("--kv", o.kv, "KV cache element type: f32 (exact; default) or f16 (half the bytes)")
+      ->type_name("f32|f16");
+  cmd->add_option("--kernels", o.kernels, "kernel backend (default: the fastest one this CPU has)")
+      ->type_name(kernel_choices());
+  cmd->add_option("--threads", o.threads, "worker threads (default 1)")->type_name("INT");
+}
+
+namespace {
+
+void write_stdout(const char* text, std::size_t len) {
+  std::fwrite(text, 1, len, stdout);
+  std::fflush(stdout);
+}
+
+// One line of stdin without its newline (and a CR before it); false at the end of input.
+bool read_line(std::string* line) {
+  line->clear();
+  int c;
+  bool any = false;
+  while ((c = std::fgetc(stdin)) != EOF) {
+    any = true;
+    if (c == '\n') break;
+    line->push_back(static_cast<char>(c));
+  }
+  if (!line->empty() && line->back() == '\r') line->pop_back();
+  return any;
+}
+
+}  // namespace
+
+int run_chat(const ChatOptions& o) {
+  ChatSetup setup;
+  Status st = parse_chat_flags(o.chat_template, o.temperature, o.topp, o.seed, o.steps, &setup);
+  if (!st.ok()) return fail(st);
+  ChatContext ctx;
+  st = start_chat({o.model, o.tokenizer, o.seq_len, o.heap, o.device, o.kernels, o.threads, o.kv}, setup, &ctx);
+  if (!st.ok()) return fail(st);
+  Session& session = ctx.session;
+
+  const bool tty = isatty(STDIN_FILENO) != 0;
+  std::string system = o.system_prompt;
+  if (o.system_from_stdin && !o.has_system_prompt) {
+    // run.c asks for the system prompt first when -y is not given.
+    std::printf("Enter system prompt (optional): ");
+    std::fflush(stdout);
+    read_line(&system);
+    if (!tty) std::printf("%s\n", system.c_str());
+  }
+  ChatDriver driver(session, setup.chat_template, system, setup.max_reply);
+  driver.on_text = write_stdout;
+  driver.on_notice = [](const std::string& notice) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "pocketlm: %s\n", notice.c_str());
+  };
+  bool first = true;
+  int turn = 0;
+  for (;;) {
+    std::string line;
+    std::printf("User: ");
+    std::fflush(stdout);
+    if (first && o.has_prompt) {
+      line = o.prompt;
+      std::printf("%s\n", line.c_str());
+    } else {
+      if (!read_line(&line)) {
+        std::printf("\n");
+        break;
+      }
+      if (!tty) std::printf("%s\n", line.c_str());
+    }
+    first = false;
+    if (line.empty()) continue;
+    std::printf("Assistant: ");
+    std::fflush(stdout);
+    ChatTurnResult result;
+    st = driver.turn(line, &result);
+    if (!st.ok()) return fail(st);
+    std::printf("\n");
+    std::fflush(stdout);
+    if (result.refused) continue;
+    ++turn;
+    const ChatTurnStats& s = result.stats;
+    std::fprintf(stderr,
+                 "pocketlm: turn %d: prefill %d tokens (%d batched pass%s), reply %d tokens, re-ran %d, kv cache %d of "
+                 "%d positions\n",
+                 turn, s.input_tokens, s.prefill_blocks, s.prefill_blocks == 1 ? "" : "es", s.decode_passes,
+                 s.reprefill_tokens, s.position, session.seq_len());
+  }
+  return kExitOk;
+}
+
+int run_chat_mode(const RunOptions& r) {
+  if (!r.token_log.empty()) return fail("--token-log: not available with -m chat (it logs one generate run)");
+  ChatOptions o;
+  o.model = r.model;
+  o.tokenizer = r.tokenizer;
+  o.temperature = r.temperature;
+  o.topp = r.topp;
+  o.seed = r.seed;
+  // run.c's -n bounds the whole conversation; here it bounds each reply (default 256).
+  o.steps = r.steps.empty() ? "256" : r.steps;
+  o.prompt = r.prompt;
+  o.has_prompt = r.has_prompt;
+  o.system_prompt = r.system_prompt;
+  o.has_system_prompt = !r.system_prompt.empty();
+  o.system_from_stdin = true;
+  o.chat_template = "llama2";
+  o.heap = r.heap;
+  o.device = r.device;
+  o.seq_len = r.seq_len;
+  o.kernels = r.kernels;
+  o.threads = r.threads;
+  o.kv = r.kv;
+  return run_chat(o);
+}
+
+}  // namespace pocketlm::cli

@@ -1,0 +1,159 @@
+// `pocketlm console`: the chat on an emulated device screen. Each message comes from an OSK
+// script (what the PSP's on-screen keyboard would return: UTF-16LE, text/osk_script.h), goes
+// through the same UTF-16LE -> UTF-8 step as on the device, and is drawn with the reply on the
+// device profile's screen (ui/console.h); a PNG of the screen is written after every turn.
+#include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "chat_driver.h"
+#include "chat_setup.h"
+#include "cli_common.h"
+#include "commands.h"
+#include "png_file.h"
+#include "pocketlm/runtime/device_profile.h"
+#include "pocketlm/text/osk_script.h"
+#include "pocketlm/text/utf16.h"
+#include "pocketlm/ui/console.h"
+
+namespace pocketlm::cli {
+
+// Colours in the PSP's 8888 order (0xAABBGGRR).
+inline constexpr std::uint32_t kScreenBackground = 0xFF000000u;  // black
+inline constexpr std::uint32_t kPromptColor = 0xFF40D0FFu;       // amber: the user's message, notices
+inline constexpr std::uint32_t kGeneratedColor = 0xFFE0E0E0u;    // light grey: the reply
+
+void add_console_command(CLI::App& app, ConsoleOptions& o) {
+  CLI::App* cmd = app.add_subcommand(
+      "console", "the chat on an emulated device screen, driven by an OSK script; writes a PNG per turn");
+  cmd->add_option("model", o.model, "checkpoint: llama2.c .bin or GGUF")->required()->type_name("FILE");
+  cmd->add_option("--osk", o.osk,
+                  "OSK script: UTF-16LE strings, each ended by U+0000 (what the PSP's on-screen keyboard returns), "
+                  "one per message")
+      ->required()
+      ->type_name("FILE");
+  cmd->add_option("--png", o.png,
+                  "the screen after the last turn; OUT-1.png, OUT-2.png, ... after each turn (for OUT.png)")
+      ->required()
+      ->type_name("FILE");
+  cmd->add_option("--device", o.device, "screen and memory tiers: psp (480x272: 60x34 cells) or esp32s3 (320x240: "
+                                        "40x30 cells) (default psp)")
+      ->type_name("psp|esp32s3");
+  cmd->add_option("-z", o.tokenizer, kTokenizerHelp)->type_name("FILE");
+  add_chat_sampling_flags(cmd, &o.temperature, &o.topp, &o.seed, &o.steps);
+  cmd->add_option("-y", o.system_prompt, "system prompt (template llama2)")->type_name("TEXT");
+  cmd->add_option("--template", o.chat_template, "none (default) or llama2, as for pocketlm chat")
+      ->type_name("none|llama2");
+  cmd->add_option("--seq-len", o.seq_len, "context length in tokens (<= the model's)")->type_name("INT");
+  cmd->add_option("--kernels", o.kernels, "kernel backend (default: the fastest one this CPU has)")
+      ->type_name(kernel_choices());
+  cmd->add_option("--threads", o.threads, "worker threads (default 1)")->type_name("INT");
+}
+
+namespace {
+
+Status read_file(const std::string& path, const char* flag, std::vector<unsigned char>* out) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f)
+    return Status::error(StatusCode::kNotFound, "%s: cannot open %s: %s", flag, path.c_str(), std::strerror(errno));
+  unsigned char buf[4096];
+  std::size_t got;
+  while ((got = std::fread(buf, 1, sizeof buf, f)) > 0) out->insert(out->end(), buf, buf + got);
+  const bool bad = std::ferror(f) != 0;
+  std::fclose(f);
+  if (bad) return Status::error(StatusCode::kIoError, "%s: cannot read %s", flag, path.c_str());
+  return Status();
+}
+
+// OUT.png -> OUT-<n>.png.
+std::string frame_path(const std::string& png, int n) {
+  const std::string suffix = ".png";
+  const bool has = png.size() > suffix.size() && png.compare(png.size() - suffix.size(), suffix.size(), suffix) == 0;
+  const std::string stem = has ? png.substr(0, png.size() - suffix.size()) : png;
+  return stem + "-" + std::to_string(n) + suffix;
+}
+
+}  // namespace
+
+int run_console(const ConsoleOptions& o) {
+  const DeviceProfile* device = find_device(o.device.c_str());
+  if (!device || device->screen_width == 0)
+    return fail("--device: '" + o.device + "' has no screen profile (expected psp or esp32s3)");
+  ChatSetup setup;
+  Status st = parse_chat_flags(o.chat_template, o.temperature, o.topp, o.seed, o.steps, &setup);
+  if (!st.ok()) return fail(st);
+
+  std::vector<unsigned char> osk_bytes;
+  st = read_file(o.osk, "--osk", &osk_bytes);
+  if (!st.ok()) return fail(st);
+  const std::string osk_label = "--osk: " + o.osk;
+  OskScript script;
+  st = script.init(osk_bytes.data(), osk_bytes.size(), osk_label.c_str());
+  if (!st.ok()) return fail(st);
+
+  ChatContext ctx;
+  st = start_chat({o.model, o.tokenizer, o.seq_len, "", o.device, o.kernels, o.threads, "f32"}, setup, &ctx);
+  if (!st.ok()) return fail(st);
+  Session& session = ctx.session;
+
+  std::vector<std::uint32_t> pixels(static_cast<std::size_t>(device->screen_width) *
+                                    static_cast<std::size_t>(device->screen_height));
+  Framebuffer fb{pixels.data(), device->screen_width, device->screen_height, device->screen_width};
+  Console console;
+  st = console.init(fb, &kConsoleFont, kScreenBackground, kPromptColor);
+  if (!st.ok()) return fail(st);
+
+  ChatDriver driver(session, setup.chat_template, o.system_prompt, setup.max_reply);
+  driver.on_text = [&console](const char* text, std::size_t len) {
+    console.write(text, len);
+    std::fwrite(text, 1, len, stdout);
+  };
+  driver.on_notice = [&console](const std::string& notice) {
+    console.set_color(kPromptColor);
+    if (console.cursor_column() != 0) console.put('\n');
+    console.write(notice.data(), notice.size());
+    console.put('\n');
+    console.set_color(kGeneratedColor);
+    std::fflush(stdout);
+    std::fprintf(stderr, "pocketlm: %s\n", notice.c_str());
+  };
+
+  const unsigned char* units = nullptr;
+  std::size_t unit_bytes = 0;
+  int turn = 0;
+  std::vector<char> utf8;
+  while (script.next(&units, &unit_bytes)) {
+    ++turn;
+    // The device's path: the OSK's UTF-16LE to UTF-8.
+    utf8.resize(unit_bytes / 2 * 3 + 1);
+    std::size_t n = 0;
+    st = utf16le_to_utf8(units, unit_bytes, utf8.data(), utf8.size(), &n);
+    if (!st.ok()) return fail(osk_label + ": string " + std::to_string(turn) + ": " + st.message());
+    const std::string message(utf8.data(), n);
+    console.set_color(kPromptColor);
+    if (console.cursor_column() != 0) console.put('\n');
+    console.write("> ", 2);
+    console.write(message.data(), message.size());
+    console.put('\n');
+    console.set_color(kGeneratedColor);
+    std::printf("> %s\n", message.c_str());
+    ChatTurnResult result;
+    st = driver.turn(message, &result);
+    if (!st.ok()) return fail(st);
+    std::printf("\n");
+    std::fflush(stdout);
+    st = write_png(fb, frame_path(o.png, turn), "--png");
+    if (!st.ok()) return fail(st);
+  }
+  st = write_png(fb, o.png, "--png");
+  if (!st.ok()) return fail(st);
+  std::fprintf(stderr, "pocketlm: %d turns on a %dx%d screen (%d x %d cells), kv cache %d of %d positions, wrote %s\n",
+               turn, fb.width, fb.height, console.columns(), console.rows(), session.chat_position(),
+               session.seq_len(), o.png.c_str());
+  return kExitOk;
+}
+
+}  // namespace pocketlm::cli
