@@ -33,8 +33,8 @@ RECIPES = {  # name: (model shape with its vocabulary size, training)
     "default": (DEFAULT_SHAPE, DEFAULT_TRAINING),
     # CI: train -> export -> checks in about a minute (at most 55 s of training).
     "smoke": (ModelArgs(dim=32, n_layers=2, n_heads=2, n_kv_heads=1, vocab_size=512, hidden_dim=96, seq_len=96),
-              TrainConfig(steps=100, batch_size=16, learning_rate=3e-3, min_lr=3e-4, warmup_steps=10,
-                          eval_every=50, eval_stories=40, time_budget_s=55)),
+              TrainConfig(steps=300, batch_size=16, learning_rate=3e-3, min_lr=3e-4, warmup_steps=20,
+                          eval_every=150, eval_stories=40, time_budget_s=55)),
     # The 4096-token vocabulary at the default's shape (a larger embedding table).
     "v4096": (replace(DEFAULT_SHAPE, vocab_size=4096), DEFAULT_TRAINING),
     # A smaller model (0.3 M parameters) trained as the default.
