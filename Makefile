@@ -36,10 +36,12 @@ synth-models: build models
 	[ -f models/synth15M_q80.bin ] || $(BUILD)/pocketlm convert models/synth15M.bin --to q80 -o models/synth15M_q80.bin
 
 # The set-up is part of the two commands: scripts/setup installs what is missing (apt-get as
-# root or through sudo), then the build; sequential so that `make -j` keeps the order.
+# root or through sudo), then the build; sequential so that `make -j` keeps the order. The demo
+# builds only the pocketlm program.
 demo:
 	scripts/setup demo
-	$(MAKE) build
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
+	cmake --build $(BUILD) -j$(JOBS) --target pocketlm_exe
 	$(BUILD)/pocketlm run $(DEFAULT_MODEL) -t 0.8 -p 0.9 -s 42 -n 256 -i "$(PROMPT)"
 
 test:
