@@ -6,7 +6,8 @@ RECIPE is one of RECIPES below: ``default`` is the model shipped in assets/ (`ma
 ``smoke`` a tiny one for CI (`make train-smoke`, under a minute). Everything goes to DIR
 (default runs/RECIPE): tok<V>.model (SentencePiece), tok<V>.bin (llama2.c), ckpt.pt,
 model.bin (llama2.c v1), model_v0.bin, model.gguf (f32, tokenizer inside), model-q8_0.gguf,
-loss.png, history.json, summary.json. Exit status 1 when a check fails.
+loss.png, history.json, summary.json. Exit status 1 when a check fails. ``--resume`` continues an
+interrupted run from its last checkpoint (the periodic validation writes it).
 """
 from __future__ import annotations
 
@@ -57,6 +58,7 @@ def main(argv=None) -> int:
     ap.add_argument("--build", default=os.path.join(ROOT, "build"), help="directory of pocketlm and pocketlm-probe")
     ap.add_argument("--steps", type=int, help="override the recipe's step budget")
     ap.add_argument("--time-budget", type=float, default=0.0, help="also stop after this many seconds")
+    ap.add_argument("--resume", action="store_true", help="continue from DIR/ckpt.pt (written at every validation)")
     a = ap.parse_args(argv)
     margs, tcfg = RECIPES[a.recipe]
     vocab = margs.vocab_size
@@ -83,7 +85,7 @@ def main(argv=None) -> int:
     train_ids = data.encode_stories(sp.encode, train_text)
     val_ids = data.encode_stories(sp.encode, val_text)
 
-    model, history = train(tcfg, margs, train_ids, val_ids, out)
+    model, history = train(tcfg, margs, train_ids, val_ids, out, resume=a.resume)
     val_loss = history["val"][-1]["loss"]
 
     model_bin, model_v0 = os.path.join(out, "model.bin"), os.path.join(out, "model_v0.bin")

@@ -106,10 +106,12 @@ def plot_losses(history: dict, path: str, title: str) -> None:
     plt.close(fig)
 
 
-def train(c: TrainConfig, a: ModelArgs, train_stories, val_stories, out_dir: str, log=print) -> tuple[Transformer, dict]:
+def train(c: TrainConfig, a: ModelArgs, train_stories, val_stories, out_dir: str, log=print,
+          resume: bool = False) -> tuple[Transformer, dict]:
     """Trains a model of shape ``a`` on the encoded stories; writes ``out_dir``/ckpt.pt at every
     validation and returns (model, history). The history holds the training loss of every step
-    and the validation losses, each with the tokens seen and seconds spent."""
+    and the validation losses, each with the tokens seen and seconds spent. ``resume``: continue
+    from ``out_dir``/ckpt.pt (model, optimizer, sampler, step and history) when it exists."""
     torch.manual_seed(c.seed)
     torch.set_num_threads(c.threads)
     os.makedirs(out_dir, exist_ok=True)
@@ -127,7 +129,8 @@ def train(c: TrainConfig, a: ModelArgs, train_stories, val_stories, out_dir: str
         loss, n = validation_loss(model, val_subset, a.seq_len)
         history["val"].append({"step": step, "tokens": step * tokens_per_step, "loss": loss, "seconds": elapsed})
         torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step,
-                    "sampler": sampler.state(), "args": a.to_dict(), "config": asdict(c)},
+                    "sampler": sampler.state(), "args": a.to_dict(), "config": asdict(c), "history": history,
+                    "train_seconds": train_seconds},
                    os.path.join(out_dir, "ckpt.pt"))
         return loss, n
 
@@ -135,6 +138,16 @@ def train(c: TrainConfig, a: ModelArgs, train_stories, val_stories, out_dir: str
     start = time.time()
     train_seconds = 0.0  # excludes validation
     step = 0
+    ckpt_path = os.path.join(out_dir, "ckpt.pt")
+    if resume and os.path.exists(ckpt_path):
+        ckpt = torch.load(ckpt_path, map_location="cpu")
+        if ckpt["args"] != a.to_dict():
+            raise ValueError(f"{ckpt_path}: the checkpoint's model {ckpt['args']} is not this recipe's {a.to_dict()}")
+        model.load_state_dict(ckpt["model"])
+        optimizer.load_state_dict(ckpt["optimizer"])
+        sampler.restore(ckpt["sampler"])
+        step, history, train_seconds = ckpt["step"], ckpt["history"], ckpt["train_seconds"]
+        log(f"resumed from {ckpt_path} at step {step}")
     model.train()
     while step < c.steps:
         lr = lr_at(step, c)
