@@ -50,6 +50,24 @@ def _pocketlm(build: str, *args: str, capture: bool = False) -> str:
     return r.stdout if capture else ""
 
 
+def same_tokens_every_format(build: str, tok_bin: str, files: list[str]) -> bool:
+    """The llama2.c v0 and v1 files (with tokenizer.bin) and the GGUF file (its own tokenizer)
+    continue a prompt greedily with the same 64 tokens in pocketlm."""
+    logs = []
+    for f in files:
+        log = f + ".tokens"
+        z = [] if f.endswith(".gguf") else ["-z", tok_bin]
+        _pocketlm(build, "run", f, *z, "-t", "0", "-n", "64", "-i", "Once upon a time", "--token-log", log,
+                  capture=True)
+        with open(log) as fh:
+            logs.append(fh.read())
+        os.unlink(log)
+    ok = all(l == logs[0] for l in logs)
+    print(f"export: {', '.join(os.path.basename(f) for f in files)}: "
+          f"{'the same greedy tokens' if ok else 'DIFFERENT greedy tokens'} in pocketlm")
+    return ok
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description="train a pocketlm model end to end")
     ap.add_argument("recipe", choices=sorted(RECIPES))
@@ -101,6 +119,7 @@ def main(argv=None) -> int:
 
     print("checks:")
     ok = check_tokenizer.check(sp_model, gguf, "-", a.build, val_text)
+    ok = same_tokens_every_format(a.build, tok_bin, [model_v0, model_bin, gguf]) and ok
     ok = parity.check(gguf, a.build) and ok
     evals = {}
     for name, path in (("f32", gguf), ("q8_0", gguf_q8)):
