@@ -1,6 +1,9 @@
-# Thin front for CMake. The commands a user needs:
-#   make demo   Release build, fetch stories260K into models/, and let it write a story
-#   make test   build and run every test (unit, golden token-exact, CLI errors)
+# Thin front for CMake. The commands a user needs (each first installs what is missing on
+# Debian/Ubuntu: scripts/setup):
+#   make demo   Release build, and the shipped model (assets/stories1M.gguf) writes a story
+#   make test   build and run every test (unit, golden token-exact, CLI errors, PyTorch parity)
+#   make train        retrain the shipped model from scratch (train/; 35 min on a busy 2-core machine)
+#   make train-smoke  a tiny model in about 30 s: train -> export -> tokenizer and parity checks
 #   make synth-models   models/synth15M.bin and synth15M_q80.bin (README's plan and speed examples)
 #   make test-aarch64   cross-build for 64-bit ARM (NEON backend) and run the suite under qemu
 #   make test-mips      cross-build for 32-bit little-endian MIPS and run the suite under qemu
@@ -10,8 +13,12 @@ BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 PROMPT ?= Once upon a time, there was a little robot
 CMAKE_FLAGS ?=
+# The model that ships with the project (trained by `make train`, GGUF f32 with its tokenizer).
+DEFAULT_MODEL ?= assets/stories1M.gguf
+# Debian's interpreter: python3-torch, -numpy, -sentencepiece and -matplotlib live there.
+PYTHON ?= /usr/bin/python3
 
-.PHONY: all build demo test test-aarch64 bench models synth-models screenshots clean
+.PHONY: all build demo test test-aarch64 bench models synth-models screenshots clean train train-smoke
 
 all: build
 
@@ -28,16 +35,38 @@ synth-models: build models
 	[ -f models/synth15M.bin ] || $(BUILD)/pocketlm synth stories15M --seed 42 -o models/synth15M.bin
 	[ -f models/synth15M_q80.bin ] || $(BUILD)/pocketlm convert models/synth15M.bin --to q80 -o models/synth15M_q80.bin
 
-demo: build models
-	$(BUILD)/pocketlm run models/stories260K.bin -z models/tok512.bin -t 0.8 -p 0.9 -s 42 -n 256 -i "$(PROMPT)"
+# The set-up is part of the two commands: scripts/setup installs what is missing (apt-get as
+# root or through sudo), then the build; sequential so that `make -j` keeps the order. The demo
+# builds only the pocketlm program.
+demo:
+	scripts/setup demo
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
+	cmake --build $(BUILD) -j$(JOBS) --target pocketlm_exe
+	$(BUILD)/pocketlm run $(DEFAULT_MODEL) -t 0.8 -p 0.9 -s 42 -n 256 -i "$(PROMPT)"
 
 # The README's device-screen pictures (docs/console-*.png): the chat on the emulated PSP and
 # ESP32-S3 screens, prompts from an OSK script (scripts/make-screenshots).
 screenshots: build models
 	scripts/make-screenshots $(BUILD) models
 
-test: build
+test:
+	scripts/setup test
+	$(MAKE) build
 	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS)
+
+# Training (train/, README "Training"): reads ../shared/data/tinystories-5k.txt. `train`
+# rebuilds the shipped model into runs/default/ (copy runs/default/model.gguf to
+# $(DEFAULT_MODEL) to ship it) and prints its validation loss; `train-smoke` (CI) trains a
+# 41K-parameter model (8 s of training here, at most 55 s) and checks the tokenizer, export and
+# parity.
+train:
+	scripts/setup test
+	$(MAKE) build
+	nice $(PYTHON) -m train.run default
+train-smoke:
+	scripts/setup test
+	$(MAKE) build
+	$(PYTHON) -m train.run smoke
 
 # Cross build with Debian's g++-aarch64-linux-gnu; ctest runs every test (and the tests run
 # the pocketlm binary) through qemu-aarch64-static (cmake/aarch64-linux-gnu.cmake). Needs the

@@ -1,0 +1,90 @@
+"""Stories of a training text, the fixed 95/5 split, and token batches.
+
+The split is the one `pocketlm eval` uses (apps/pocketlm/story_split.h): the text is cut into
+stories at lines holding only ``<|endoftext|>``; story i (0-based, file order) is held out when
+``SplitMix64(seed + i).next() % 100 >= 95`` (seed 42 by default). Both sides must agree, so any
+change here is a change there too (tests/train_split_test.py checks the counts against eval).
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+SEPARATOR = "<|endoftext|>"
+DEFAULT_SPLIT_SEED = 42
+_MASK64 = (1 << 64) - 1
+
+
+def splitmix64_first(seed: int) -> int:
+    """The first output of SplitMix64 seeded with ``seed`` (all arithmetic mod 2^64)."""
+    z = (seed + 0x9E3779B97F4A7C15) & _MASK64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return z ^ (z >> 31)
+
+
+def is_heldout(index: int, seed: int = DEFAULT_SPLIT_SEED) -> bool:
+    """Whether story ``index`` belongs to the held-out 5 % (the validation set)."""
+    return splitmix64_first((seed + index) & _MASK64) % 100 >= 95
+
+
+def split_stories(text: str) -> list[str]:
+    """The stories of ``text``: what lies between separator lines, without the newlines (and
+    carriage returns) that border it; empty stories are dropped."""
+    stories, current = [], []
+
+    def flush():
+        story = "\n".join(current).strip("\r\n")
+        if story:
+            stories.append(story)
+        current.clear()
+
+    for line in text.split("\n"):
+        if line.rstrip("\r") == SEPARATOR:
+            flush()
+        else:
+            current.append(line)
+    flush()
+    return stories
+
+
+def load_split(path: str, seed: int = DEFAULT_SPLIT_SEED) -> tuple[list[str], list[str]]:
+    """(train, validation) stories of the UTF-8 file at ``path``."""
+    with open(path, encoding="utf-8", newline="") as f:
+        stories = split_stories(f.read())
+    train = [s for i, s in enumerate(stories) if not is_heldout(i, seed)]
+    val = [s for i, s in enumerate(stories) if is_heldout(i, seed)]
+    return train, val
+
+
+def encode_stories(encode, stories: list[str], bos_id: int = 1) -> list[np.ndarray]:
+    """Each story as ``pocketlm run``/``eval`` encode a prompt: BOS, then the SentencePiece ids
+    (which begin with the dummy-prefix space). ``encode(str) -> list[int]``."""
+    return [np.array([bos_id] + encode(s), dtype=np.int64) for s in stories]
+
+
+class BatchSampler:
+    """Random training windows from the concatenated stories.
+
+    ``sample()`` returns (x, y), both int64 [batch, seq_len]: y is x shifted by one token. Window
+    starts come from a torch.Generator seeded with ``seed``, so a run is repeatable.
+    """
+
+    def __init__(self, stories: list[np.ndarray], batch_size: int, seq_len: int, seed: int):
+        self.tokens = torch.from_numpy(np.concatenate(stories))
+        self.batch_size, self.seq_len = batch_size, seq_len
+        self.generator = torch.Generator().manual_seed(seed)
+        if len(self.tokens) <= seq_len + 1:
+            raise ValueError(f"training text has {len(self.tokens)} tokens, fewer than a window of {seq_len + 1}")
+
+    def sample(self) -> tuple[torch.Tensor, torch.Tensor]:
+        starts = torch.randint(0, len(self.tokens) - self.seq_len - 1, (self.batch_size,), generator=self.generator)
+        offsets = torch.arange(self.seq_len + 1)
+        windows = self.tokens[starts[:, None] + offsets[None, :]]
+        return windows[:, :-1].contiguous(), windows[:, 1:].contiguous()
+
+    def state(self) -> torch.Tensor:
+        return self.generator.get_state()
+
+    def restore(self, state: torch.Tensor) -> None:
+        self.generator.set_state(state)

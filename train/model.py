@@ -1,0 +1,154 @@
+"""The llama2.c Llama network in PyTorch, computing what pocketlm (and llama2.c's run.c)
+compute: RMSNorm (eps 1e-5), RoPE on interleaved pairs (2i, 2i+1) with
+freq_i = 1 / 10000^(2i / head_size) per head, grouped-query attention (query head h reads
+kv head h // (n_heads / n_kv_heads)), SwiGLU feed-forward, and a classifier tied to the token
+embedding or separate.
+
+Shapes: B batch, T tokens, D dim, H heads, K kv heads, S head_size = D / H, V vocab.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+@dataclass
+class ModelArgs:
+    dim: int = 64
+    n_layers: int = 5
+    n_heads: int = 8
+    n_kv_heads: int = 4
+    vocab_size: int = 512
+    hidden_dim: int = 172
+    seq_len: int = 256  # the context: positions 0..seq_len-1 (llama2.c's header seq_len)
+    tied: bool = True  # classifier = token embedding
+    norm_eps: float = 1e-5
+    rope_theta: float = 10000.0
+
+    def __post_init__(self):
+        if self.dim % self.n_heads or self.n_heads % self.n_kv_heads or (self.dim // self.n_heads) % 2:
+            raise ValueError(f"bad shape: dim {self.dim}, n_heads {self.n_heads}, n_kv_heads {self.n_kv_heads}")
+
+    @property
+    def head_size(self) -> int:
+        return self.dim // self.n_heads
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, dim: int, eps: float):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:  # [..., D] -> [..., D]
+        return self.weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps))
+
+
+def rope_tables(head_size: int, seq_len: int, theta: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """cos and sin [seq_len, head_size / 2]: angle(pos, i) = pos / theta^(2i / head_size)."""
+    freqs = 1.0 / (theta ** (torch.arange(0, head_size, 2, dtype=torch.float32) / head_size))
+    angles = torch.outer(torch.arange(seq_len, dtype=torch.float32), freqs)
+    return torch.cos(angles), torch.sin(angles)
+
+
+def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """Rotates pairs (x[..., 2i], x[..., 2i+1]) of x [B, T, heads, S] by the angles of cos/sin
+    [T, S / 2]."""
+    pairs = x.reshape(*x.shape[:-1], -1, 2)
+    re, im = pairs[..., 0], pairs[..., 1]
+    c, s = cos[None, :, None, :], sin[None, :, None, :]
+    return torch.stack((re * c - im * s, re * s + im * c), dim=-1).flatten(-2)
+
+
+class Attention(nn.Module):
+    def __init__(self, a: ModelArgs):
+        super().__init__()
+        self.n_heads, self.n_kv_heads, self.head_size = a.n_heads, a.n_kv_heads, a.head_size
+        self.wq = nn.Linear(a.dim, a.n_heads * a.head_size, bias=False)
+        self.wk = nn.Linear(a.dim, a.n_kv_heads * a.head_size, bias=False)
+        self.wv = nn.Linear(a.dim, a.n_kv_heads * a.head_size, bias=False)
+        self.wo = nn.Linear(a.n_heads * a.head_size, a.dim, bias=False)
+
+    def forward(self, x, cos, sin, mask):  # x [B, T, D], mask [T, T] additive -> [B, T, D]
+        b, t, _ = x.shape
+        q = apply_rope(self.wq(x).view(b, t, self.n_heads, self.head_size), cos, sin)
+        k = apply_rope(self.wk(x).view(b, t, self.n_kv_heads, self.head_size), cos, sin)
+        v = self.wv(x).view(b, t, self.n_kv_heads, self.head_size)
+        group = self.n_heads // self.n_kv_heads
+        if group > 1:  # query head h reads kv head h // group
+            k = k.repeat_interleave(group, dim=2)
+            v = v.repeat_interleave(group, dim=2)
+        q, k, v = (z.transpose(1, 2) for z in (q, k, v))  # [B, H, T, S]
+        scores = q @ k.transpose(-2, -1) * (1.0 / math.sqrt(self.head_size)) + mask
+        out = torch.softmax(scores, dim=-1) @ v  # [B, H, T, S]
+        return self.wo(out.transpose(1, 2).reshape(b, t, -1))
+
+
+class FeedForward(nn.Module):
+    def __init__(self, a: ModelArgs):
+        super().__init__()
+        self.w1 = nn.Linear(a.dim, a.hidden_dim, bias=False)
+        self.w2 = nn.Linear(a.hidden_dim, a.dim, bias=False)
+        self.w3 = nn.Linear(a.dim, a.hidden_dim, bias=False)
+
+    def forward(self, x):  # [B, T, D] -> [B, T, D]
+        return self.w2(F.silu(self.w1(x)) * self.w3(x))
+
+
+class Block(nn.Module):
+    def __init__(self, a: ModelArgs):
+        super().__init__()
+        self.attention_norm = RMSNorm(a.dim, a.norm_eps)
+        self.attention = Attention(a)
+        self.ffn_norm = RMSNorm(a.dim, a.norm_eps)
+        self.feed_forward = FeedForward(a)
+
+    def forward(self, x, cos, sin, mask):
+        x = x + self.attention(self.attention_norm(x), cos, sin, mask)
+        return x + self.feed_forward(self.ffn_norm(x))
+
+
+class Transformer(nn.Module):
+    def __init__(self, a: ModelArgs):
+        super().__init__()
+        self.args = a
+        self.tok_embeddings = nn.Embedding(a.vocab_size, a.dim)
+        self.layers = nn.ModuleList(Block(a) for _ in range(a.n_layers))
+        self.norm = RMSNorm(a.dim, a.norm_eps)
+        self.output = nn.Linear(a.dim, a.vocab_size, bias=False)
+        if a.tied:
+            self.output.weight = self.tok_embeddings.weight
+        cos, sin = rope_tables(a.head_size, a.seq_len, a.rope_theta)
+        self.register_buffer("rope_cos", cos, persistent=False)
+        self.register_buffer("rope_sin", sin, persistent=False)
+        self._init_weights()
+
+    def _init_weights(self):
+        """N(0, 0.02) for every matrix; the two projections back into the residual stream
+        (wo, w2) get 0.02 / sqrt(2 n_layers) so the residual's variance does not grow with depth."""
+        for name, p in self.named_parameters():
+            if p.dim() == 2:
+                std = 0.02 / math.sqrt(2 * self.args.n_layers) if name.endswith(("wo.weight", "w2.weight")) else 0.02
+                nn.init.normal_(p, mean=0.0, std=std)
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        """tokens int64 [B, T] at positions 0..T-1 -> logits float32 [B, T, V]."""
+        t = tokens.shape[1]
+        if t > self.args.seq_len:
+            raise ValueError(f"{t} tokens exceed seq_len {self.args.seq_len}")
+        mask = torch.full((t, t), float("-inf")).triu(1)
+        cos, sin = self.rope_cos[:t], self.rope_sin[:t]
+        x = self.tok_embeddings(tokens)
+        for layer in self.layers:
+            x = layer(x, cos, sin, mask)
+        return self.output(self.norm(x))
+
+    def num_params(self) -> int:
+        return sum(p.numel() for p in self.parameters())

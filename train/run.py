@@ -1,0 +1,158 @@
+"""Recipes: tokenizer -> model -> export -> GGUF -> checks, end to end.
+
+    /usr/bin/python3 -m train.run RECIPE [--out DIR] [--data FILE] [--build DIR] [--steps N]
+
+RECIPE is one of RECIPES below: ``default`` is the model shipped in assets/ (`make train`),
+``smoke`` a tiny one for CI (`make train-smoke`, under a minute). Everything goes to DIR
+(default runs/RECIPE): tok<V>.model (SentencePiece), tok<V>.bin (llama2.c), ckpt.pt,
+model.bin (llama2.c v1), model_v0.bin, model.gguf (f32, tokenizer inside), model-q8_0.gguf,
+loss.png, history.json, summary.json. Exit status 1 when a check fails. ``--resume`` continues an
+interrupted run from its last checkpoint (the periodic validation writes it).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import replace
+
+from . import check_tokenizer, data, export, parity, tokenizer
+from .model import ModelArgs
+from .train import TrainConfig, plot_losses, train
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# The shipped model: 0.93 M parameters, 512-token vocabulary, 3.7 MB as GGUF f32.
+DEFAULT_SHAPE = ModelArgs(dim=128, n_layers=5, n_heads=4, n_kv_heads=2, vocab_size=512, hidden_dim=320, seq_len=256)
+DEFAULT_TRAINING = TrainConfig(steps=1500, batch_size=16, learning_rate=2e-3, min_lr=2e-4, warmup_steps=100,
+                               eval_every=300)
+
+RECIPES = {  # name: (model shape with its vocabulary size, training)
+    "default": (DEFAULT_SHAPE, DEFAULT_TRAINING),
+    # CI: train -> export -> checks in about a minute (at most 55 s of training).
+    "smoke": (ModelArgs(dim=32, n_layers=2, n_heads=2, n_kv_heads=1, vocab_size=512, hidden_dim=96, seq_len=96),
+              TrainConfig(steps=300, batch_size=16, learning_rate=3e-3, min_lr=3e-4, warmup_steps=20,
+                          eval_every=150, eval_stories=40, time_budget_s=55)),
+    # The 4096-token vocabulary at the default's shape (a larger embedding table).
+    "v4096": (replace(DEFAULT_SHAPE, vocab_size=4096), DEFAULT_TRAINING),
+    # A smaller model (0.3 M parameters) trained as the default.
+    "small": (ModelArgs(dim=64, n_layers=5, n_heads=2, n_kv_heads=2, vocab_size=512, hidden_dim=192, seq_len=256),
+              replace(DEFAULT_TRAINING, learning_rate=3e-3, min_lr=3e-4)),
+}
+
+
+def _pocketlm(build: str, *args: str, capture: bool = False) -> str:
+    cmd = [os.path.join(build, "pocketlm"), *args]
+    r = subprocess.run(cmd, check=True, capture_output=capture, text=True)
+    return r.stdout if capture else ""
+
+
+def same_tokens_every_format(build: str, tok_bin: str, files: list[str]) -> bool:
+    """The llama2.c v0 and v1 files (with tokenizer.bin) and the GGUF file (its own tokenizer)
+    continue a prompt greedily with the same 64 tokens in pocketlm."""
+    logs = []
+    for f in files:
+        log = f + ".tokens"
+        z = [] if f.endswith(".gguf") else ["-z", tok_bin]
+        _pocketlm(build, "run", f, *z, "-t", "0", "-n", "64", "-i", "Once upon a time", "--token-log", log,
+                  capture=True)
+        with open(log) as fh:
+            logs.append(fh.read())
+        os.unlink(log)
+    ok = all(l == logs[0] for l in logs)
+    print(f"export: {', '.join(os.path.basename(f) for f in files)}: "
+          f"{'the same greedy tokens' if ok else 'DIFFERENT greedy tokens'} in pocketlm")
+    return ok
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description="train a pocketlm model end to end")
+    ap.add_argument("recipe", choices=sorted(RECIPES))
+    ap.add_argument("--out", help="output directory (default runs/RECIPE)")
+    ap.add_argument("--data", default=os.path.join(ROOT, "../shared/data/tinystories-5k.txt"))
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"), help="directory of pocketlm and pocketlm-probe")
+    ap.add_argument("--steps", type=int, help="override the recipe's step budget")
+    ap.add_argument("--time-budget", type=float, default=0.0, help="also stop after this many seconds")
+    ap.add_argument("--resume", action="store_true", help="continue from DIR/ckpt.pt (written at every validation)")
+    a = ap.parse_args(argv)
+    margs, tcfg = RECIPES[a.recipe]
+    vocab = margs.vocab_size
+    if a.steps:
+        tcfg = replace(tcfg, steps=a.steps, eval_every=min(tcfg.eval_every, a.steps))
+    if a.time_budget:
+        tcfg = replace(tcfg, time_budget_s=a.time_budget)
+    out = a.out or os.path.join(ROOT, "runs", a.recipe)
+    for f in (a.data, os.path.join(a.build, "pocketlm"), os.path.join(a.build, "pocketlm-probe")):
+        if not os.path.exists(f):
+            print(f"train: error: {f}: no such file (build first: make build; data: ../shared)", file=sys.stderr)
+            return 1
+    os.makedirs(out, exist_ok=True)
+    started = time.time()
+
+    train_text, val_text = data.load_split(a.data)
+    print(f"data: {a.data}: {len(train_text)} training stories, {len(val_text)} validation stories (split seed "
+          f"{data.DEFAULT_SPLIT_SEED})")
+    sp_model = tokenizer.train_tokenizer(train_text, vocab, os.path.join(out, f"tok{vocab}"))
+    sp = tokenizer.load(sp_model)
+    tok_bin = os.path.join(out, f"tok{vocab}.bin")
+    tokenizer.write_tokenizer_bin(sp, tok_bin)
+    print(f"tokenizer: SentencePiece BPE, {vocab} pieces -> {sp_model}, {tok_bin}")
+    train_ids = data.encode_stories(sp.encode, train_text)
+    val_ids = data.encode_stories(sp.encode, val_text)
+
+    model, history = train(tcfg, margs, train_ids, val_ids, out, resume=a.resume)
+    val_loss = history["val"][-1]["loss"]
+
+    model_bin, model_v0 = os.path.join(out, "model.bin"), os.path.join(out, "model_v0.bin")
+    export.write_v1(model, model_bin)
+    export.write_v0(model, model_v0)
+    gguf, gguf_q8 = os.path.join(out, "model.gguf"), os.path.join(out, "model-q8_0.gguf")
+    _pocketlm(a.build, "convert", model_bin, "--to", "gguf", "-z", tok_bin, "-o", gguf)
+    _pocketlm(a.build, "convert", model_bin, "--to", "gguf", "--type", "q8_0", "-z", tok_bin, "-o", gguf_q8)
+    png = os.path.join(out, "loss.png")
+    n_params = history["params"]
+    plot_losses(history, png, f"{a.recipe}: {n_params / 1e6:.2f} M parameters, vocab {vocab}, "
+                              f"{history['train_minutes']:.1f} min of training, 1 thread")
+
+    print("checks:")
+    ok = check_tokenizer.check(sp_model, gguf, "-", a.build, val_text)
+    ok = same_tokens_every_format(a.build, tok_bin, [model_v0, model_bin, gguf]) and ok
+    ok = parity.check(gguf, a.build) and ok
+    evals = {}
+    for name, path in (("f32", gguf), ("q8_0", gguf_q8)):
+        text = _pocketlm(a.build, "eval", path, a.data, capture=True)
+        evals[name] = {k.strip(): v.split()[0] for k, v in (line.split(None, 1) for line in text.splitlines()
+                       if line.split(None, 1)[0] in ("perplexity", "bits", "cross-entropy"))}
+        if name == "f32":
+            print(text, end="")
+    # The trainer's validation loss is computed as `pocketlm eval` computes it: on all the
+    # validation stories they must agree (a check of the split, the tokenizer and the export).
+    if not tcfg.eval_stories:
+        diff = abs(val_loss - float(evals["f32"]["cross-entropy"]))
+        print(f"validation loss: PyTorch {val_loss:.6f}, pocketlm eval {evals['f32']['cross-entropy']} nats/token")
+        if diff > 1e-4:
+            print(f"validation loss: FAIL: they differ by {diff:.2g}", file=sys.stderr)
+            ok = False
+    summary = {"recipe": a.recipe, "params": n_params, "vocab": vocab, "model": margs.to_dict(),
+               "steps": history["train"][-1]["step"], "tokens": history["train"][-1]["tokens"],
+               "train_minutes": history["train_minutes"], "tokens_per_s": history["tokens_per_s"],
+               "val_loss_pytorch": val_loss, "pocketlm_eval": evals,
+               "gguf_bytes": os.path.getsize(gguf), "gguf_q8_0_bytes": os.path.getsize(gguf_q8),
+               "total_minutes": (time.time() - started) / 60, "checks_ok": ok}
+    with open(os.path.join(out, "summary.json"), "w") as f:
+        json.dump(summary, f, indent=1)
+    print(f"result: {a.recipe}: {n_params:,} parameters, vocab {vocab}, {summary['steps']} steps "
+          f"({summary['tokens'] / 1e6:.2f} M tokens) in {history['train_minutes']:.1f} min at "
+          f"{history['tokens_per_s']:,.0f} tok/s; validation loss {val_loss:.4f} nats/token "
+          f"(pocketlm eval f32: {evals['f32'].get('cross-entropy')}, q8_0: {evals['q8_0'].get('cross-entropy')}); "
+          f"{gguf} {summary['gguf_bytes']:,} bytes; total {summary['total_minutes']:.1f} min")
+    if not ok:
+        print("result: a check FAILED (see above)", file=sys.stderr)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,58 @@
+"""Checks that the trainer and pocketlm agree on what does not need training (ctest
+`train_selftest`): the held-out split and the cutting of a text into stories.
+
+    /usr/bin/python3 -m train.selftest MODEL.gguf BUILD_DIR
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+
+from . import data
+
+TRICKY = ("\n\nFirst story.\r\nSecond line.\n<|endoftext|>\n<|endoftext|>\r\n\nSecond  story, two spaces.\n\n"
+          "<|endoftext|>\n <|endoftext|> is not a separator here\n<|endoftext|>\nLast, with no newline")
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 1
+    model, build = argv
+    probe = os.path.join(build, "pocketlm-probe")
+    failures = []
+    for seed in (42, 7, 2**64 - 1):
+        ours = [i for i in range(10000) if data.is_heldout(i, seed)]
+        out = subprocess.run([probe, "heldout", "10000", str(seed)], check=True, capture_output=True, text=True)
+        theirs = [int(v) for v in out.stdout.split()]
+        if ours != theirs:
+            failures.append(f"held-out split, seed {seed}: Python takes {len(ours)} stories, pocketlm {len(theirs)}")
+        else:
+            print(f"selftest: seed {seed}: the same {len(ours)} of 10000 stories held out")
+    stories = data.split_stories(TRICKY)
+    with tempfile.TemporaryDirectory() as tmp:
+        whole, joined = os.path.join(tmp, "whole.txt"), os.path.join(tmp, "joined.txt")
+        with open(whole, "w", newline="") as f:
+            f.write(TRICKY)
+        with open(joined, "w", newline="") as f:
+            f.write(f"\n{data.SEPARATOR}\n".join(stories))
+
+        def encode(path):
+            return subprocess.run([probe, "encode", model, "-", path], check=True, capture_output=True,
+                                  text=True).stdout.splitlines()
+
+        a, b = encode(whole), encode(joined)
+    if len(stories) != len(a) or a != b:
+        failures.append(f"stories: Python cuts {len(stories)}, pocketlm {len(a)}; ids equal: {a == b}")
+    else:
+        print(f"selftest: the same {len(stories)} stories cut from a text with CRLF, empty and unseparated parts")
+    for m in failures:
+        print(f"selftest: FAIL {m}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
