@@ -115,7 +115,8 @@ Status Session::measure(Storage& model, const ModelSpec& spec, const SessionOpti
     POCKETLM_TRY(plan->add_reserved(kProcessRegion, options.reserve_bytes,
                                     "the program itself: code, stacks, libraries (not the arena)"));
   const int seq_len = effective_seq_len(spec, options);
-  POCKETLM_TRY(describe_session_regions(spec, placement, seq_len, options.kv, prefill_batch, chunk, plan));
+  POCKETLM_TRY(describe_session_regions(spec, placement, seq_len, options.kv, prefill_batch,
+                                        kernels_of(options).attention_batch != nullptr, chunk, plan));
   if (options.chat)
     POCKETLM_TRY(plan->add(kChatHistoryRegion, 0, "chat: token ids and turn starts, 2 x seq_len x int32"));
   Arena measuring;

@@ -24,7 +24,8 @@ void type_label(const TensorInfo& t, char* buf, std::size_t cap) {
 }  // namespace
 
 Status describe_session_regions(const ModelSpec& spec, const WeightPlacement& placement, int seq_len, KvType kv,
-                                int prefill_batch, std::size_t io_chunk_bytes, MemoryPlan* plan) {
+                                int prefill_batch, bool batched_attention, std::size_t io_chunk_bytes,
+                                MemoryPlan* plan) {
   const ModelConfig& c = spec.config;
   char note[96], emb[32], attn[32], ffn[32];
   type_label(spec.tensor(TensorRole::kTokenEmbedding, -1), emb, sizeof emb);
@@ -81,8 +82,8 @@ Status describe_session_regions(const ModelSpec& spec, const WeightPlacement& pl
             int8_input ? " + quantized input copy" : "");
   POCKETLM_TRY(plan->add(region::kActivations, 0, note));
   if (prefill_batch > 1) {
-    format_to(note, sizeof note, "%d prompt tokens per pass: x xb xb2 q hb hb2%s each", prefill_batch,
-              int8_input ? " + quantized input" : "");
+    format_to(note, sizeof note, "%d prompt tokens per pass: x xb xb2 q hb hb2%s each%s", prefill_batch,
+              int8_input ? " + quantized input" : "", batched_attention ? "; scores 4 x heads x seq" : "");
     POCKETLM_TRY(plan->add(region::kPrefill, 0, note));
   }
   format_to(note, sizeof note, "[%d] f32", c.vocab_size);

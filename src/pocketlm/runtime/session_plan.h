@@ -19,8 +19,10 @@ inline constexpr const char* kStreamedFfnRegion = "streamed ffn";
 
 // Adds every RAM region with 0 bytes and its note (the measuring arena then fills in the
 // bytes), and the weights `placement` keeps in storage with their bytes (the plan must have a
-// storage tier when it keeps any). prefill_batch > 1 adds the batched prefill's activations.
+// storage tier when it keeps any). prefill_batch > 1 adds the batched prefill's activations
+// (and, with batched_attention, the scores of Kernels::attention_batch).
 Status describe_session_regions(const ModelSpec& spec, const WeightPlacement& placement, int seq_len, KvType kv,
-                                int prefill_batch, std::size_t io_chunk_bytes, MemoryPlan* plan);
+                                int prefill_batch, bool batched_attention, std::size_t io_chunk_bytes,
+                                MemoryPlan* plan);
 
 }  // namespace pocketlm
