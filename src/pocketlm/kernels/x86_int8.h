@@ -32,7 +32,8 @@ inline std::int32_t load_i32(const void* p) {
   return v;
 }
 
-// Transposes an 8x8 tile of floats held as 8 rows.
+// Transposes an 8x8 tile of floats held as 8 rows (avx2.cpp: attention's key tiles; here:
+// weight tiles, as dwords).
 inline void transpose8(__m256 r[8]) {
   const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
   const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
