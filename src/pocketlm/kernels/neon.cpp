@@ -189,12 +189,7 @@ void matmul_ggml(float* out, const Matrix& w, const Activation& x, int rows) {
   const int full = w.interleave == kLanes ? rows / kLanes * kLanes : 0;
   matmul_ggml_rows<kQ4>(out, static_cast<const unsigned char*>(w.values), static_cast<const unsigned char*>(x.values),
                         w.cols, full);
-  if (full < rows) {
-    if constexpr (kQ4)
-      reference::matmul_q4_0(out + full, rows_from(w, full), x, rows - full);
-    else
-      reference::matmul_q8_0(out + full, rows_from(w, full), x, rows - full);
-  }
+  reference::matmul_ggml_tail<kQ4>(out, w, x, full, rows);
 }
 
 }  // namespace

@@ -21,6 +21,16 @@ void matmul_q80(float* out, const std::int8_t* xq, const float* xs, const std::i
 void matmul_f16(float* out, const Matrix& w, const Activation& x, int rows);
 void matmul_q8_0(float* out, const Matrix& w, const Activation& x, int rows);
 void matmul_q4_0(float* out, const Matrix& w, const Activation& x, int rows);
+// Rows [full, rows) of a Q4_0 (kQ4) or Q8_0 matrix: the row-major tail after a SIMD backend's
+// interleaved blocks, computed by the loops above.
+template <bool kQ4>
+void matmul_ggml_tail(float* out, const Matrix& w, const Activation& x, int full, int rows) {
+  if (full >= rows) return;
+  if constexpr (kQ4)
+    matmul_q4_0(out + full, rows_from(w, full), x, rows - full);
+  else
+    matmul_q8_0(out + full, rows_from(w, full), x, rows - full);
+}
 // Activations to Q8_0 blocks (quant/q8_0.h's rule), as the kernel table calls it.
 void quantize_q8_0_act(const float* x, int n, int group, void* values, float* scales);
 void rmsnorm(float* out, const float* x, const float* w, int n, float eps);

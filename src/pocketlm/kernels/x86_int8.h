@@ -338,14 +338,8 @@ void matmul_ggml(float* out, const Matrix& w, const Activation& x, int rows) {
   const int full = w.interleave == kInt8Lanes ? rows / kInt8Lanes * kInt8Lanes : 0;
   const auto* xb = static_cast<const unsigned char*>(x.values);
   matmul_ggml_rows<Dot, kQ4>(out, static_cast<const unsigned char*>(w.values), xb, w.cols, full);
-  if (full < rows) {
-    if constexpr (kQ4)
-      reference::matmul_q4_0(out + full, rows_from(w, full), x, rows - full);
-    else
-      reference::matmul_q8_0(out + full, rows_from(w, full), x, rows - full);
-  }
+  reference::matmul_ggml_tail<kQ4>(out, w, x, full, rows);
 }
-
 
 }  // namespace
 }  // namespace pocketlm
