@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -27,7 +28,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # The shipped model: 0.93 M parameters, 512-token vocabulary, 3.7 MB as GGUF f32.
 DEFAULT_SHAPE = ModelArgs(dim=128, n_layers=5, n_heads=4, n_kv_heads=2, vocab_size=512, hidden_dim=320, seq_len=256)
-DEFAULT_TRAINING = TrainConfig(steps=1500, batch_size=16, learning_rate=2e-3, min_lr=2e-4, warmup_steps=100,
+DEFAULT_TRAINING = TrainConfig(steps=2400, batch_size=16, learning_rate=2e-3, min_lr=2e-4, warmup_steps=100,
                                eval_every=300)
 
 RECIPES = {  # name: (model shape with its vocabulary size, training)
@@ -124,8 +125,8 @@ def main(argv=None) -> int:
     evals = {}
     for name, path in (("f32", gguf), ("q8_0", gguf_q8)):
         text = _pocketlm(a.build, "eval", path, a.data, capture=True)
-        evals[name] = {k.strip(): v.split()[0] for k, v in (line.split(None, 1) for line in text.splitlines()
-                       if line.split(None, 1)[0] in ("perplexity", "bits", "cross-entropy"))}
+        evals[name] = {m.group(1): m.group(2) for m in (re.match(r"(cross-entropy|perplexity|bits per byte)\s+(\S+)", line)
+                                                        for line in text.splitlines()) if m}
         if name == "f32":
             print(text, end="")
     # The trainer's validation loss is computed as `pocketlm eval` computes it: on all the
