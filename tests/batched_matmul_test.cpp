@@ -57,13 +57,9 @@ TEST_P(BatchedMatmul, Q80EqualsOneTokenAtATime) {
     std::vector<std::int8_t> wq(static_cast<std::size_t>(d) * n);
     for (auto& v : wq) v = static_cast<std::int8_t>(byte(rng_));
     const auto ws = random_floats(static_cast<std::size_t>(d) * n / gs, rng_, 0.02f);
-    const int il = interleave_of(k_, TensorType::kQ80, gs);
-    auto pq = wq;
-    auto ps = ws;
-    for (int r = 0; r + il <= d && il > 1; r += il)
-      interleave_q80_block(pq.data() + static_cast<std::size_t>(r) * n, ps.data() + static_cast<std::size_t>(r) * n / gs,
-                           wq.data() + static_cast<std::size_t>(r) * n, ws.data() + static_cast<std::size_t>(r) * n / gs,
-                           static_cast<std::size_t>(n), static_cast<std::size_t>(gs), static_cast<std::size_t>(il));
+    std::vector<std::int8_t> pq;
+    std::vector<float> ps;
+    const int il = test::interleave_q80_for(k_, wq, ws, d, n, gs, &pq, &ps);
     const Matrix ref_w{TensorType::kQ80, d, n, wq.data(), ws.data(), gs, 1};
     const Matrix w{TensorType::kQ80, d, n, pq.data(), ps.data(), gs, il};
     for (int tokens : kTokenCounts) {

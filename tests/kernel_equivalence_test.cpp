@@ -105,13 +105,9 @@ TEST_P(KernelEquivalence, MatmulQ80) {
     std::vector<float> want(static_cast<std::size_t>(d)), got(static_cast<std::size_t>(d));
     matmul_q80(ref_, want.data(), xq.data(), xs.data(), wq.data(), ws.data(), n, d, gs, 1);
     // The weights as this backend stores them (interleaved blocks, row-major tail).
-    const int il = interleave_of(k_, TensorType::kQ80, gs);
-    auto pq = wq;
-    auto ps = ws;
-    for (int r = 0; r + il <= d && il > 1; r += il)
-      interleave_q80_block(pq.data() + static_cast<std::size_t>(r) * n, ps.data() + static_cast<std::size_t>(r) * n / gs,
-                           wq.data() + static_cast<std::size_t>(r) * n, ws.data() + static_cast<std::size_t>(r) * n / gs,
-                           static_cast<std::size_t>(n), static_cast<std::size_t>(gs), static_cast<std::size_t>(il));
+    std::vector<std::int8_t> pq;
+    std::vector<float> ps;
+    const int il = test::interleave_q80_for(k_, wq, ws, d, n, gs, &pq, &ps);
     matmul_q80(k_, got.data(), xq.data(), xs.data(), pq.data(), ps.data(), n, d, gs, il);
     expect_same_bits(want, got,
                      "matmul_q80 d=" + std::to_string(d) + " n=" + std::to_string(n) + " gs=" + std::to_string(gs));

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "pocketlm/kernels/kernels.h"
+#include "pocketlm/quant/q80_interleave.h"
 
 namespace pocketlm::test {
 
@@ -31,6 +32,22 @@ inline std::vector<std::int8_t> random_int8(std::size_t n, std::mt19937& rng) {
   std::vector<std::int8_t> v(n);
   for (auto& x : v) x = static_cast<std::int8_t>(dist(rng));
   return v;
+}
+
+// A [d, n] q8_0 matrix (values wq, one scale per gs in ws) laid out as `k` stores it: full blocks
+// of interleave_of(k, q80, gs) rows interleaved, the d % il tail row-major. Returns il.
+inline int interleave_q80_for(const Kernels& k, const std::vector<std::int8_t>& wq, const std::vector<float>& ws,
+                              int d, int n, int gs, std::vector<std::int8_t>* pq, std::vector<float>* ps) {
+  const int il = interleave_of(k, TensorType::kQ80, gs);
+  *pq = wq;
+  *ps = ws;
+  const auto sn = static_cast<std::size_t>(n), sgs = static_cast<std::size_t>(gs);
+  for (int r = 0; r + il <= d && il > 1; r += il) {
+    const auto sr = static_cast<std::size_t>(r);
+    interleave_q80_block(pq->data() + sr * sn, ps->data() + sr * sn / sgs, wq.data() + sr * sn,
+                         ws.data() + sr * sn / sgs, sn, sgs, static_cast<std::size_t>(il));
+  }
+  return il;
 }
 
 }  // namespace pocketlm::test
