@@ -214,6 +214,38 @@ TEST(TopP, SameTokenAsTheFullSortOnAdversarialArrays) {
   expect_same(two, kTopps, "two values");
 }
 
+TEST(TopP, OneCrowdedBucket) {
+  // A vocabulary past kWideDigitKeys whose candidates all fall in one bucket of the top digit
+  // (neighbouring floats, with one large value widening the key range): the walk sorts that
+  // bucket with its inner radix sort, digits narrowed to its histogram slots.
+  std::mt19937 rng(11);
+  std::vector<float> p(kWideDigitKeys + 3000);
+  float v = 2e-5f;
+  for (float& x : p) x = v = std::nextafter(v, 1.0f);
+  std::shuffle(p.begin(), p.end(), rng);
+  p[123] = 0.5f;
+  expect_same(p, kTopps, "crowded bucket");
+}
+
+TEST(TopP, TiesOnTheRunningSumsGrid) {
+  // Just above 0.5, then odd multiples of 2^-25 and of 2^-24, mixed. While the sum is in
+  // [0.5, 1) (grid steps of 2^-24) the first are a whole number of steps plus exactly half of
+  // one, rounded up or down by the parity of the sum before them, which the second flip. Such
+  // chunks cannot be added in any order; the walk must take them key by key.
+  std::mt19937 rng(12);
+  auto odd_halves = [&](int n, int lo, int hi) {
+    std::vector<float> p(static_cast<std::size_t>(n));
+    for (float& x : p) {
+      const int odd = 2 * (lo + static_cast<int>(rng() % (hi - lo))) + 1;
+      x = rng() % 2 ? std::ldexp(static_cast<float>(odd), -25) : std::ldexp(static_cast<float>(odd / 2 | 1), -24);
+    }
+    p[static_cast<std::size_t>(n / 3)] = std::nextafter(0.5f, 1.0f);
+    return p;
+  };
+  expect_same(odd_halves(kWideDigitKeys + 777, 400, 1200), kTopps, "grid ties", 64);
+  expect_same(odd_halves(3000, 4000, 8000), kTopps, "grid ties, small vocabulary", 64);
+}
+
 TEST(TopP, TinyVocabularies) {
   std::mt19937 rng(3);
   std::uniform_real_distribution<float> u(0.0f, 1.0f);

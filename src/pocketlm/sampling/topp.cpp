@@ -3,6 +3,7 @@
 #include <bit>
 #include <cstring>
 
+#include "pocketlm/sampling/order_free_sum.h"
 #include "pocketlm/sampling/sampler.h"
 #include "pocketlm/sampling/scan.h"
 
@@ -12,12 +13,11 @@ namespace {
 inline std::uint32_t bits_of(float f) { return std::bit_cast<std::uint32_t>(f); }
 inline float float_of(std::uint32_t u) { return std::bit_cast<float>(u); }
 
-// Widest digit for n keys. 9 bits: 512 counters per digit stay in L1 beside the scatter
-// targets, and a flat distribution's ~25-bit key range takes 3 passes. From kWideDigitKeys
-// keys on, 13 bits take it in 2: measured at 32,000 keys (bench/sampler_bench.cpp,
-// BM_ToppOnly/0) the pass saved is about 10 % of the sample, for 58 KiB more counters, which
-// a small vocabulary would not repay.
-int max_digit_bits(int n) { return n >= kWideDigitKeys ? 13 : 9; }
+// Widest digit for n keys. 9 bits: 512 counters stay in L1 beside the scatter targets. From
+// kWideDigitKeys keys on, 11: a 32,000-token distribution spreads over ~2,000 buckets of a
+// dozen keys, and 2,048 counters (8 KiB) keep the histogram and scatter passes in L1
+// (measured against 10, 12 and 13 bits: bench/sampler_bench.cpp, BM_ToppOnly/0).
+int max_digit_bits(int n) { return n >= kWideDigitKeys ? 11 : 9; }
 
 // The fewest digits of <= max_bits bits covering `range`, all equally wide so that no digit
 // is nearly constant (a constant digit costs a pass for nothing, and a nearly constant one
@@ -33,9 +33,9 @@ Digits digits_for(std::uint32_t range, int max_bits) {
 }
 
 // One stable counting-sort pass of src[n] into dst by the digit (base - key) >> shift;
-// offsets holds the digit's histogram and is turned into write positions. With kCountNext
-// the pass also builds the histogram of the following digit (next_shift) in `next`, so
-// that no separate counting pass over the keys is needed.
+// offsets holds the digit's histogram and ends as each bucket's end. With kCountNext the
+// pass also builds the histogram of the following digit (next_shift) in `next`, so that no
+// separate counting pass over the keys is needed.
 template <bool kCountNext>
 void scatter(const std::uint32_t* src, std::uint32_t* dst, int n, std::uint32_t base, std::uint32_t mask,
              int shift, std::uint32_t* offsets, int buckets, std::uint32_t* next, int next_shift) {
@@ -52,6 +52,78 @@ void scatter(const std::uint32_t* src, std::uint32_t* dst, int n, std::uint32_t 
     if constexpr (kCountNext) ++next[(d >> next_shift) & mask];
   }
 }
+
+// Sorts keys[count] descending by the low `bits` bits of max_key - key (the keys of one
+// bucket, which agree above them): insertion sort for a few keys, else a least-significant-
+// digit radix sort through tmp[count] with histograms in counts[slots] (bits <= 22; slots
+// >= 88, enough for 22 one-bit digits).
+void sort_bucket(std::uint32_t* keys, std::uint32_t* tmp, int count, std::uint32_t max_key, int bits, int max_bits,
+                 std::uint32_t* counts, int slots) {
+  if (bits == 0 || count < 2) return;  // one key value
+  if (count <= 48) {
+    for (int i = 1; i < count; ++i) {
+      const std::uint32_t k = keys[i];
+      int j = i;
+      for (; j > 0 && keys[j - 1] < k; --j) keys[j] = keys[j - 1];
+      keys[j] = k;
+    }
+    return;
+  }
+  // Digits about as wide as log2(count) (a bucket of 100 keys should not clear and sum 2,048
+  // counters per pass), and narrower still until their histograms fit in `slots`.
+  const int count_bits = std::bit_width(static_cast<unsigned>(count));
+  Digits dg = digits_for((1u << bits) - 1u, count_bits < max_bits ? count_bits : max_bits);
+  while (dg.passes << dg.bits > slots) dg = digits_for((1u << bits) - 1u, dg.bits - 1);
+  const int buckets = 1 << dg.bits;
+  const std::uint32_t mask = static_cast<std::uint32_t>(buckets - 1);
+  std::memset(counts, 0, sizeof(std::uint32_t) * static_cast<std::size_t>(dg.passes * buckets));
+  for (int i = 0; i < count; ++i) ++counts[(max_key - keys[i]) & mask];
+  std::uint32_t* src = keys;
+  std::uint32_t* dst = tmp;
+  for (int q = 0; q < dg.passes; ++q) {
+    std::uint32_t* offsets = counts + q * buckets;
+    const int shift = q * dg.bits;
+    if (q + 1 == dg.passes)
+      scatter<false>(src, dst, count, max_key, mask, shift, offsets, buckets, nullptr, 0);
+    else
+      scatter<true>(src, dst, count, max_key, mask, shift, offsets, buckets, offsets + buckets, shift + dg.bits);
+    std::uint32_t* t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != keys) std::memcpy(keys, src, sizeof(std::uint32_t) * static_cast<std::size_t>(count));
+}
+
+// The candidates after one counting-sort pass by their top digit: bucket b (probabilities
+// in one slice of the key range, b = 0 the largest) is keys[end[b - 1] .. end[b]), its keys
+// in id order. The walks below take them in runs of whole buckets ("chunks").
+struct Buckets {
+  std::uint32_t* keys;  // [n0] grouped by bucket
+  const std::uint32_t* end;
+  std::uint32_t max_key;
+  int shift;  // low bits below the top digit: the order inside a bucket
+  int n0;
+  int max_bits;
+  std::uint32_t* sort_counts;  // histograms of sort_bucket
+  int sort_slots;
+
+  int bucket_of(int i) const { return static_cast<int>((max_key - keys[i]) >> shift); }
+  // Chunks of at least kChunk keys (or to n0), ending at a bucket's end.
+  static constexpr int kChunk = 256;
+  int chunk_end(int begin) const {
+    const int p = n0 - begin > kChunk ? begin + kChunk - 1 : n0 - 1;
+    return static_cast<int>(end[bucket_of(p)]);
+  }
+  // Puts keys[begin, stop) in descending order, a whole bucket at a time (the last one may
+  // reach past stop), with tmp[begin, ..) as scratch.
+  void sort_chunk(int begin, int stop, std::uint32_t* tmp) const {
+    while (begin < stop) {
+      const int e = static_cast<int>(end[bucket_of(begin)]);
+      sort_bucket(keys + begin, tmp + begin, e - begin, max_key, shift, max_bits, sort_counts, sort_slots);
+      begin = e;
+    }
+  }
+};
 
 }  // namespace
 
@@ -73,84 +145,99 @@ int sample_topp(const float* probs, int n, float topp, const ToppScratch& scratc
   const float largest = max_ignoring_nan(probs, n);
   if (!(largest >= cutoff)) return sample_argmax(probs, n);  // no candidate: run.c reads before its array
 
-  // Sorting max_key - key ascending sorts the candidates by probability, descending; every
-  // candidate key lies in [cutoff_key, max_key], which fixes the digits before the filter.
+  // Every candidate key lies in [cutoff_key, max_key]; its top digit of max_key - key
+  // (max_digit_bits wide at most) is its bucket, descending probabilities in ascending buckets.
   const std::uint32_t max_key = bits_of(largest);
-  const Digits dg = digits_for(max_key - bits_of(cutoff), max_digit_bits(n));
-  const int buckets = 1 << dg.bits;
-  const std::uint32_t mask = static_cast<std::uint32_t>(buckets - 1);
+  const int width = std::bit_width(max_key - bits_of(cutoff));
+  const int max_bits = max_digit_bits(n);
+  const int top_bits = width < max_bits ? width : max_bits;
+  const int shift = width - top_bits;
+  const int buckets = 1 << top_bits;
   std::uint32_t* counts = scratch.counts;
-  // (At least one slot: with no digit to sort, the first-digit count still writes slot 0.)
-  std::memset(counts, 0, sizeof(std::uint32_t) * static_cast<std::size_t>(dg.passes ? dg.passes * buckets : 1));
+  std::memset(counts, 0, sizeof(std::uint32_t) * static_cast<std::size_t>(buckets));
 
   // Filter, branch-free (a branch on `>= cutoff` mispredicts constantly on peaked
   // distributions): every key is written, only candidates advance n0 (n0 <= i keeps the
-  // write in bounds). Then the first digit's histogram over the candidates only.
+  // write in bounds). Then the bucket histogram over the candidates only.
   std::uint32_t* keys = scratch.keys;
   int n0 = 0;
   for (int i = 0; i < n; ++i) {
     keys[n0] = bits_of(probs[i]);
     n0 += probs[i] >= cutoff;
   }
-  for (int i = 0; i < n0; ++i) ++counts[(max_key - keys[i]) & mask];
+  for (int i = 0; i < n0; ++i) ++counts[(max_key - keys[i]) >> shift];
 
-  // Least-significant digit first; stable passes, so the keys end in descending order. Equal
-  // keys are equal probabilities, interchangeable here; their ids are ordered at the end.
-  std::uint32_t* src = keys;
-  std::uint32_t* dst = scratch.spare;
-  for (int q = 0; q < dg.passes; ++q) {
-    std::uint32_t* offsets = counts + q * buckets;
-    const int shift = q * dg.bits;
-    const bool last_digit = q + 1 == dg.passes;
-    std::uint32_t* next = last_digit ? nullptr : offsets + buckets;
-    if (offsets[((max_key - src[0]) >> shift) & mask] == static_cast<std::uint32_t>(n0)) {
-      // One bucket holds every key: already in order by this digit; only count the next.
-      for (int i = 0; next && i < n0; ++i) ++next[((max_key - src[i]) >> (shift + dg.bits)) & mask];
+  // One stable counting-sort pass groups the candidates by bucket (unless one bucket holds
+  // them all: then counts[] already says where it ends). Sorting inside the buckets is left
+  // to the walks, which need it only where the running sum leaves its binade or crosses a
+  // threshold (order_free_sum.h).
+  std::uint32_t* grouped = keys;
+  std::uint32_t* sums = scratch.spare;  // the other buffer: running sums (as bits)
+  if (counts[(max_key - keys[0]) >> shift] != static_cast<std::uint32_t>(n0)) {
+    scatter<false>(keys, scratch.spare, n0, max_key, ~0u, shift, counts, buckets, nullptr, 0);
+    grouped = scratch.spare;
+    sums = keys;
+  }
+  const Buckets g{grouped, counts, max_key, shift, n0, max_bits, counts + buckets, topp_count_slots(n) - buckets};
+
+  // run.c's first walk: accumulate in descending order until the sum exceeds topp; `last`
+  // ends the nucleus. A chunk whose keys add to the same float in every order, without
+  // passing topp, is added at once (its end's running sum recorded); any other chunk is
+  // sorted and added key by key, every running sum recorded.
+  float cumulative = 0.0f;
+  int last = -1;
+  for (int begin = 0; begin < n0 && last < 0;) {
+    const int stop = g.chunk_end(begin);
+    float s = cumulative;
+    if (add_order_free(&s, grouped + begin, stop - begin) && !(s > topp)) {
+      cumulative = s;
+      sums[stop - 1] = bits_of(s);
+      begin = stop;
       continue;
     }
-    if (last_digit)
-      scatter<false>(src, dst, n0, max_key, mask, shift, offsets, buckets, nullptr, 0);
-    else
-      scatter<true>(src, dst, n0, max_key, mask, shift, offsets, buckets, next, shift + dg.bits);
-    std::uint32_t* t = src;
-    src = dst;
-    dst = t;
-  }
-  const std::uint32_t* sorted = src;
-  std::uint32_t* sums = dst;  // the other buffer receives the running sums (as bits)
-
-  // run.c's first walk: accumulate until the sum exceeds topp; `last` ends the nucleus.
-  float cumulative = 0.0f;
-  int last = n0 - 1;
-  for (int i = 0; i < n0; ++i) {
-    cumulative += float_of(sorted[i]);
-    sums[i] = bits_of(cumulative);
-    if (cumulative > topp) {
-      last = i;
-      break;
+    g.sort_chunk(begin, stop, sums);
+    for (int i = begin; i < stop && last < 0; ++i) {
+      cumulative += float_of(grouped[i]);
+      sums[i] = bits_of(cumulative);
+      if (cumulative > topp) last = i;
     }
+    begin = stop;
   }
+  if (last < 0) last = n0 - 1;  // the sum never exceeded topp
+
   // run.c's second walk recomputes the same running sums (same additions, same order) and
-  // returns the first token whose sum exceeds r, else the last one. The sums never
-  // decrease, so "r < sum" is false then true along the walk: a binary search finds the
-  // same position (and `last` when it never holds, e.g. r is NaN from 0 * inf).
+  // returns the first token whose sum exceeds r, else the last one. Chunk by chunk: the
+  // chunk whose end sum first exceeds r holds the answer; it is sorted (sorting is
+  // idempotent, if the first walk did already) and summed key by key from the sum before it.
   const float r = coin * cumulative;
-  int lo = 0, hi = last;
-  while (lo < hi) {
-    const int mid = lo + (hi - lo) / 2;
-    if (r < float_of(sums[mid]))
-      hi = mid;
-    else
-      lo = mid + 1;
+  int pos = last;
+  for (int begin = 0; begin <= last;) {
+    int stop = g.chunk_end(begin);
+    if (stop > last + 1) stop = last + 1;  // sums[] ends at `last`
+    if (!(r < float_of(sums[stop - 1]))) {
+      begin = stop;
+      continue;
+    }
+    g.sort_chunk(begin, stop, sums);  // its running sums are recomputed below
+    float cdf = begin > 0 ? float_of(sums[begin - 1]) : 0.0f;
+    for (int i = begin; i < stop; ++i) {
+      cdf += float_of(grouped[i]);
+      if (r < cdf) {
+        pos = i;
+        break;
+      }
+    }
+    break;
   }
-  // Position lo holds a probability value; run.c's sort puts equal values in id order, so
-  // the token is the rank-th id (in id order) carrying exactly that value.
-  const std::uint32_t value = sorted[lo];
+  // Position pos holds a probability value; run.c's sort puts equal values in id order, so
+  // the token is the rank-th id (in id order) carrying exactly that value. Equal values
+  // share a bucket, and pos's bucket is sorted.
+  const std::uint32_t value = grouped[pos];
   int rank = 0;
-  while (lo - rank > 0 && sorted[lo - rank - 1] == value) ++rank;
+  while (pos - rank > 0 && grouped[pos - rank - 1] == value) ++rank;
   for (int i = 0; i < n; ++i)
     if (bits_of(probs[i]) == value && rank-- == 0) return i;
-  return sample_argmax(probs, n);  // not reached: every sorted key came from probs
+  return sample_argmax(probs, n);  // not reached: every grouped key came from probs
 }
 
 }  // namespace pocketlm

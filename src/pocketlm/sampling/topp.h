@@ -11,24 +11,23 @@
 namespace pocketlm {
 
 // Scratch of sample_topp over n probabilities; see topp_scratch_bytes().
-// keys and spare ping-pong through the radix passes; one ends with the sorted candidates'
-// bits, the other with their running sums.
+// One buffer ends with the candidates' bits grouped by bucket, the other with running sums.
 struct ToppScratch {
   std::uint32_t* keys = nullptr;    // [n] the candidates' probabilities as IEEE bits
   std::uint32_t* spare = nullptr;   // [n]
-  std::uint32_t* counts = nullptr;  // [topp_count_slots(n)] digit histograms
+  std::uint32_t* counts = nullptr;  // [topp_count_slots(n)] bucket ends, then digit histograms
 };
 
-// Vocabularies from this size on sort with digits of up to 13 bits (topp.cpp), else 9.
+// Vocabularies from this size on are bucketed by 11-bit digits (topp.cpp), else by 9-bit ones.
 inline constexpr int kWideDigitKeys = 16384;
 
-// Histogram slots for n keys: keys of positive floats differ in at most 31 bits, so the radix
-// sort uses 1 or 2 digits of at most 13 bits or 3 of at most 11 (wide digits), else up to 3
-// digits of 9 bits or 4 of 8.
-inline constexpr int topp_count_slots(int n) { return n >= kWideDigitKeys ? 2 * 8192 : 3 * 512; }
+// Histogram slots for n keys: the top digit's buckets (2^11 or 2^9), then the radix sort
+// inside one bucket over the remaining bits (keys of positive floats differ in at most 31),
+// room for 2 digits as wide as the top one; it narrows its digits where that is not enough.
+inline constexpr int topp_count_slots(int n) { return n >= kWideDigitKeys ? 3 * 2048 : 3 * 512; }
 
-// Bytes of scratch for n probabilities (8 n + 6 KiB, or + 64 KiB from kWideDigitKeys keys on), and its layout over `memory`, which
-// must be 4-byte aligned and hold topp_scratch_bytes(n) bytes.
+// Bytes of scratch for n probabilities (8 n bytes + 6 KiB, + 24 KiB from kWideDigitKeys keys
+// on), and its layout over `memory`, which must be 4-byte aligned and hold that many bytes.
 std::uint64_t topp_scratch_bytes(int n);
 ToppScratch topp_scratch_at(void* memory, int n);
 
@@ -38,10 +37,12 @@ ToppScratch topp_scratch_at(void* memory, int n);
 //    reads before its array there; here the answer is sample_argmax(probs, n);
 //  - topp outside (0, 1) or NaN (run.c never calls top-p then): sample_mult(probs, n, coin);
 //  - NaN probabilities are never candidates; +inf ones are, and sort first.
-// Cost: a max pass and a filter pass over probs, then a least-significant-digit radix sort
-// of the candidates' bits (positive floats order like their uint32 bits), at most 4
-// counting-sort passes over them (3 on a flat 32,000-token distribution), instead of
-// run.c's O(n0 log n0) comparison sort; ties are put in id order after the walk.
+// Cost: a max pass and a filter pass over probs, one counting-sort pass grouping the
+// candidates by their top digit (bucket), then the walks in chunks of >= 256 keys ending on a
+// bucket's end. A chunk that adds to the same float in any order (order_free_sum.h) is summed
+// at once, vectorized; only chunks where the running sum crosses a binade, topp or coin * sum
+// are sorted inside their buckets and summed key by key. run.c sorts all n0 candidates with
+// qsort, O(n0 log n0); ties are put in id order after the walk.
 int sample_topp(const float* probs, int n, float topp, const ToppScratch& scratch, float coin);
 
 // run.c's sample_topp() written out with a full comparison sort (std::sort on probability,
