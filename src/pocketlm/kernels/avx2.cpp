@@ -16,6 +16,7 @@
 //   acc = acc + (float)isum * (d_w * d_x), blocks in order. Q4_0 multiplies the unsigned
 //   nibbles (q + 8) and subtracts 8 * (the block's activation sum) afterwards, in integers.
 // - f16 matmul: weights interleaved by 8 rows, converted exactly with F16C, then as fp32.
+// - exp: glibc's __expf_fma 8 floats at a time when it gives this libm's bits (x86_expf.h).
 // Compiled with -mavx2 -mf16c (fp16 scales and weights); selected when the CPU reports both
 // (kernels/registry.cpp). The int8 matmuls are in kernels/x86_int8.h, shared with avxvnni.
 #include <immintrin.h>
@@ -26,6 +27,7 @@
 
 #include "pocketlm/kernels/batch.h"
 #include "pocketlm/kernels/reference.h"
+#include "pocketlm/kernels/x86_expf.h"
 #include "pocketlm/kernels/x86_int8.h"
 #include "pocketlm/quant/fp16.h"
 #include "pocketlm/quant/q4_0.h"
@@ -311,6 +313,7 @@ const Kernels& avx2_kernels() {
     k.quantize_act[type_index(TensorType::kQ8_0)] = quantize_q8_0_act;
     k.matmul[type_index(TensorType::kF16)] = matmul_f16;
     k.interleave[type_index(TensorType::kF16)] = fixed_interleave<kLanes>;
+    k.exp = x86::select_exp();
     return k;
   }();
   return kAvx2;
