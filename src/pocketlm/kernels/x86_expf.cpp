@@ -78,28 +78,30 @@ POCKETLM_TARGET_FMA inline __m128 exp4(__m256d xd) {
   return _mm256_cvtpd_ps(y);  // round to nearest, as vcvtsd2ss
 }
 
+// out[j] = std::exp(in[j]) for the lanes j set in `mask` (glibc's special path); out of line,
+// so that the main loop keeps its constants in registers.
+POCKETLM_TARGET_FMA __attribute__((noinline, cold)) void special_lanes(float* out, __m256 in, int mask) {
+  float v[kLanes];
+  _mm256_storeu_ps(v, in);
+  for (int j = 0; j < kLanes; ++j)
+    if (mask & (1 << j)) out[j] = std::exp(v[j]);
+}
+
+// 8 values: the main path for all, then std::exp for the lanes in the special range.
+POCKETLM_TARGET_FMA inline void exp8(float* x) {
+  const __m256 v = _mm256_loadu_ps(x);
+  const __m256 lo = _mm256_castps128_ps256(exp4(_mm256_cvtps_pd(_mm256_castps256_ps128(v))));
+  _mm256_storeu_ps(x, _mm256_insertf128_ps(lo, exp4(_mm256_cvtps_pd(_mm256_extractf128_ps(v, 1))), 1));
+  const __m256i abs_bits = _mm256_and_si256(_mm256_castps_si256(v), _mm256_set1_epi32(0x7fffffff));
+  const __m256i special = _mm256_cmpgt_epi32(abs_bits, _mm256_set1_epi32(kSpecialAbove));
+  if (const int mask = _mm256_movemask_ps(_mm256_castsi256_ps(special))) special_lanes(x, v, mask);
+}
+
 }  // namespace
 
 POCKETLM_TARGET_FMA void exp_fma(float* x, int n) {
-  const __m256i abs_mask = _mm256_set1_epi32(0x7fffffff);
-  const __m256i special_above = _mm256_set1_epi32(kSpecialAbove);
   int i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    const __m256 v = _mm256_loadu_ps(x + i);
-    const __m256 lo = _mm256_castps128_ps256(exp4(_mm256_cvtps_pd(_mm256_castps256_ps128(v))));
-    const __m256 e = _mm256_insertf128_ps(lo, exp4(_mm256_cvtps_pd(_mm256_extractf128_ps(v, 1))), 1);
-    const __m256i abs_bits = _mm256_and_si256(_mm256_castps_si256(v), abs_mask);
-    const int special = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(abs_bits, special_above)));
-    if (special == 0) {
-      _mm256_storeu_ps(x + i, e);
-      continue;
-    }
-    float in[kLanes];
-    _mm256_storeu_ps(in, v);
-    _mm256_storeu_ps(x + i, e);
-    for (int j = 0; j < kLanes; ++j)
-      if (special & (1 << j)) x[i + j] = std::exp(in[j]);
-  }
+  for (; i + kLanes <= n; i += kLanes) exp8(x + i);
   for (; i < n; ++i) x[i] = std::exp(x[i]);
 }
 
@@ -124,8 +126,8 @@ constexpr std::uint32_t kEdges[] = {
     0x42b17217,  // 0x1.62e42ep6 = 88.72283: largest finite expf
     0x42b17218,  // just above: overflows to inf
     0xc2aeac4f,  // -87.33654: expf is the smallest normal float around here
-    0xc2ce8ed0,  // -0x1.9d1d9ep6 = -103.27893 (log 2^-149)
-    0xc2ce8ed1,
+    0xc2ce8ecf,  // -0x1.9d1d9ep6 = -103.27892 (log 2^-149)
+    0xc2ce8ed0,
     0xc2cff1b4,  // -0x1.9fe368p6 = -103.97208 (log 2^-150)
     0xc2cff1b5,  // below: underflows to 0
     0x00000000, 0x80000000,  // +-0
