@@ -1,10 +1,11 @@
 // Kernel microbenchmarks at the stories15M shapes (dim 288, hidden_dim 768, vocab 32000):
 // matmul fp32, llama2.c q80 (GS 32) and the GGUF block types Q8_0 and Q4_0 for every backend in
-// this build. Reports multiply-adds per
+// this build, and the exp slot over a vocabulary's softmax. Reports multiply-adds per
 // second (MAC/s) and weight bytes streamed per second.
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "pocketlm/kernels/kernels.h"
@@ -93,6 +94,22 @@ void BM_MatmulGgml(benchmark::State& state, const Kernels* k, TensorType type) {
   set_counters(state, double(d) * n, double(w.size()));
 }
 
+// The exp slot over a softmax's n = 32000 values x - max, uniform in [-20, 0]. The kernel works
+// in place, so each iteration first copies the inputs back; exp/copy_only times that copy alone.
+void BM_Exp(benchmark::State& state, const Kernels* k) {
+  const int n = static_cast<int>(state.range(0));
+  auto in = random_floats(static_cast<std::size_t>(n), 3);
+  for (auto& v : in) v = 10.0f * v - 10.0f;  // [-1, 1) -> [-20, 0)
+  std::vector<float> x(in.size());
+  for (auto _ : state) {
+    std::memcpy(x.data(), in.data(), in.size() * sizeof(float));
+    if (k) k->exp(x.data(), n);
+    benchmark::DoNotOptimize(x.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * n);
+}
+
 // {rows (out), cols (in)}: wq/wo, w1/w3, w2, classifier.
 void shapes(benchmark::internal::Benchmark* b) {
   b->Args({288, 288})->Args({768, 288})->Args({288, 768})->Args({32000, 288});
@@ -108,7 +125,9 @@ int register_all() {
         ->Apply(shapes);
     benchmark::RegisterBenchmark((std::string("matmul_q4_0/") + *name).c_str(), BM_MatmulGgml, k, TensorType::kQ4_0)
         ->Apply(shapes);
+    benchmark::RegisterBenchmark((std::string("exp/") + *name).c_str(), BM_Exp, k)->Arg(32000);
   }
+  benchmark::RegisterBenchmark("exp/copy_only", BM_Exp, nullptr)->Arg(32000);
   return 0;
 }
 const int kRegistered = register_all();

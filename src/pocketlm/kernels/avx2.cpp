@@ -6,7 +6,8 @@
 //   byte and 16-bit multiply-adds; then, 8 rows at a time, each lane does runq.c's
 //   acc += ((float)isum * w_scale) * x_scale, groups in order. For group sizes that are a
 //   multiple of 32 the weights are interleaved by 8 rows at load (kernels/q80_interleave.h).
-// - attention: scores 8 positions at a time, values 8 dimensions at a time (see below).
+// - attention: scores 8 positions at a time, values 8 dimensions at a time (see below); its
+//   softmax's expf through the exp slot.
 // - batched q8_0 matmul (prefill, kernels/batch.h): per 8-row block, 4 tokens share each weight
 //   load; each token's lanes do exactly the single-token arithmetic.
 // - Q4_0 and Q8_0 (ggml blocks, Q8_0 activations): weights interleaved by 8 rows with 4 bytes of
@@ -16,6 +17,7 @@
 //   acc = acc + (float)isum * (d_w * d_x), blocks in order. Q4_0 multiplies the unsigned
 //   nibbles (q + 8) and subtracts 8 * (the block's activation sum) afterwards, in integers.
 // - f16 matmul: weights interleaved by 8 rows, converted exactly with F16C, then as fp32.
+// - exp: glibc's __expf_fma 8 floats at a time when it gives this libm's bits (x86_expf.h).
 // Compiled with -mavx2 -mf16c (fp16 scales and weights); selected when the CPU reports both
 // (kernels/registry.cpp). The int8 matmuls are in kernels/x86_int8.h, shared with avxvnni.
 #include <immintrin.h>
@@ -26,6 +28,7 @@
 
 #include "pocketlm/kernels/batch.h"
 #include "pocketlm/kernels/reference.h"
+#include "pocketlm/kernels/x86_expf.h"
 #include "pocketlm/kernels/x86_int8.h"
 #include "pocketlm/quant/fp16.h"
 #include "pocketlm/quant/q4_0.h"
@@ -173,6 +176,25 @@ inline void weighted_values(const AttentionArgs& a, const float* att, int positi
   for (int j = 0; j < NV; ++j) _mm256_storeu_ps(out + j * kLanes, acc[j]);
 }
 
+// run.c's softmax, with its expf calls through the exp slot (x86::select_exp: expf's bits):
+// the max and the sum in index order; x - max and the division are single float operations,
+// the same 8 at a time.
+void softmax(float* x, int n) {
+  float max_val = x[0];
+  for (int i = 1; i < n; ++i)
+    if (x[i] > max_val) max_val = x[i];
+  const __m256 m = _mm256_set1_ps(max_val);
+  int i = 0;
+  for (; i + kLanes <= n; i += kLanes) _mm256_storeu_ps(x + i, _mm256_sub_ps(_mm256_loadu_ps(x + i), m));
+  for (; i < n; ++i) x[i] -= max_val;
+  x86::select_exp()(x, n);
+  float sum = 0.0f;
+  for (i = 0; i < n; ++i) sum += x[i];
+  const __m256 s = _mm256_set1_ps(sum);
+  for (i = 0; i + kLanes <= n; i += kLanes) _mm256_storeu_ps(x + i, _mm256_div_ps(_mm256_loadu_ps(x + i), s));
+  for (; i < n; ++i) x[i] /= sum;
+}
+
 // Attention, exact: the scores of 8 positions at once (each lane sums q[i] * k_t[i] over i in
 // order; the keys of 8 positions come as transposed 8x8 tiles), run.c's softmax, then the weighted
 // sum of values with 8 dimensions per vector (each lane adds a_t * v_t[i] over t in order).
@@ -229,7 +251,7 @@ void attention_queries(const AttentionArgs& a) {
           for (int i = 0; i < a.head_size; ++i) score += q[j][i] * k[i];
           att[j][t] = score / scale;
         }
-        reference::softmax(att[j], positions[j]);
+        softmax(att[j], positions[j]);
         float* xb = a.out + (t0 + j) * q_stride + static_cast<std::size_t>(h) * a.head_size;
         int i = 0;
         // Up to 6 vectors (48 dimensions) per pass over the positions, so that each position's
@@ -311,6 +333,7 @@ const Kernels& avx2_kernels() {
     k.quantize_act[type_index(TensorType::kQ8_0)] = quantize_q8_0_act;
     k.matmul[type_index(TensorType::kF16)] = matmul_f16;
     k.interleave[type_index(TensorType::kF16)] = fixed_interleave<kLanes>;
+    k.exp = x86::select_exp();
     return k;
   }();
   return kAvx2;

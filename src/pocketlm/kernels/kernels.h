@@ -97,6 +97,12 @@ struct Kernels {
   void (*rmsnorm)(float* out, const float* x, const float* w, int n, float eps);
   // In-place softmax over n values (subtract the max, expf, divide by the sum).
   void (*softmax)(float* x, int n);
+  // x[i] = expf(x[i]) for i < n, in place, bit for bit the C library's expf (run.c's softmax
+  // calls it per value), for any float input (NaN, +-inf, subnormal). The reference calls
+  // std::exp per value; avx2/avxvnni vectorize glibc's __expf_fma (kernels/x86_expf.h) when
+  // the CPU has FMA and, checked once per process on a probe set, it gives this process's
+  // expf bits; otherwise they keep the reference loop, so the slot is exact on any libm.
+  void (*exp)(float* x, int n);
   // Multi-head attention with grouped KV heads (kv head = h / (n_heads / n_kv_heads)).
   void (*attention)(const AttentionArgs& args);
   // The same over an f16 KV cache (each value widened exactly to f32, then run.c's order).

@@ -116,6 +116,10 @@ void softmax(float* x, int n) {
   for (int i = 0; i < n; ++i) x[i] /= sum;
 }
 
+void exp(float* x, int n) {
+  for (int i = 0; i < n; ++i) x[i] = std::exp(x[i]);
+}
+
 void rope(float* q, float* k, int dim, int kv_dim, int head_size, int pos) {
   for (int i = 0; i < dim; i += 2) {
     const int head_dim = i % head_size;
@@ -204,6 +208,7 @@ const Kernels& reference_kernels() {
     k.quantize_act[type_index(TensorType::kQ8_0)] = quantize_q8_0_act;
     k.rmsnorm = rmsnorm;
     k.softmax = softmax;
+    k.exp = exp;
     k.attention = attention;
     k.attention_f16 = attention_f16;
     k.swiglu = swiglu;

@@ -35,6 +35,8 @@ void matmul_ggml_tail(float* out, const Matrix& w, const Activation& x, int full
 void quantize_q8_0_act(const float* x, int n, int group, void* values, float* scales);
 void rmsnorm(float* out, const float* x, const float* w, int n, float eps);
 void softmax(float* x, int n);
+// x[i] = std::exp(x[i]) (the C library's expf) for i < n, in order: the kernel table's exp.
+void exp(float* x, int n);
 // run.c's RoPE with powf/cosf/sinf on the fly: the oracle for model/rope_table.h, which the
 // forward pass uses instead.
 void rope(float* q, float* k, int dim, int kv_dim, int head_size, int pos);

@@ -1,0 +1,186 @@
+// The kernel table's exp slot: every backend gives the C library's expf bits (std::exp) for
+// every float it is tried on (a strided sweep of all 2^32 bit patterns, every pattern near
+// glibc's branch points, subnormals and non-finite values, every length 0..40 at unaligned
+// addresses), and the x86 vector kernel's probe check rejects a libm that differs from it.
+// DISABLED_EveryFloat tries all 2^32 patterns (about 18 s per backend in Release).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "kernel_test_support.h"
+#include "pocketlm/kernels/kernels.h"
+#include "pocketlm/kernels/reference.h"
+#if defined(__x86_64__)
+#include "pocketlm/kernels/x86_expf.h"
+#endif
+
+namespace pocketlm {
+namespace {
+
+std::uint32_t bits_of(float f) {
+  std::uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
+float from_bits(std::uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+// Whether got is want's bits (any NaN matches any NaN).
+bool same(float got, float want) { return bits_of(got) == bits_of(want) || (std::isnan(got) && std::isnan(want)); }
+
+// Runs k.exp over the bit patterns [first, first + count * stride) (stride apart, wrapping at
+// 2^32) in chunks; fails at the first pattern whose result is not std::exp's.
+void expect_exp_over(const Kernels& k, std::uint64_t first, std::uint64_t count, std::uint64_t stride) {
+  constexpr std::size_t kChunk = 1 << 16;
+  std::vector<float> in(kChunk), out(kChunk);
+  for (std::uint64_t done = 0; done < count;) {
+    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, count - done));
+    for (std::size_t i = 0; i < n; ++i) in[i] = from_bits(static_cast<std::uint32_t>(first + (done + i) * stride));
+    out = in;
+    k.exp(out.data(), static_cast<int>(n));
+    for (std::size_t i = 0; i < n; ++i) {
+      const float want = std::exp(in[i]);
+      if (!same(out[i], want)) {
+        ADD_FAILURE() << k.name << ": exp(" << std::hexfloat << in[i] << ") [bits 0x" << std::hex << bits_of(in[i])
+                      << "] = " << std::hexfloat << out[i] << ", expf gives " << want;
+        return;
+      }
+    }
+    done += n;
+  }
+}
+
+class ExpKernel : public ::testing::TestWithParam<const Kernels*> {
+ protected:
+  const Kernels& k_ = *GetParam();
+};
+
+TEST_P(ExpKernel, HasTheSlot) { ASSERT_NE(k_.exp, nullptr); }
+
+// Every 61st bit pattern (odd, so every low-bit residue and both signs come up): 70 million
+// values per backend.
+TEST_P(ExpKernel, StridedSweepOfAllFloats) {
+  constexpr std::uint64_t kStride = 61;
+  expect_exp_over(k_, 0, ((std::uint64_t{1} << 32) + kStride - 1) / kStride, kStride);
+}
+
+// Every pattern within 2^15 of glibc's branch points (|x| = 88, log(FLT_MAX), log of the
+// smallest normal and of 2^-149, 2^-150), of 0 (subnormals of both signs), of the infinities
+// (the largest finite floats and the NaNs above them) and of the quiet-NaN boundary.
+TEST_P(ExpKernel, EveryFloatNearTheBranchPoints) {
+  constexpr std::uint32_t kWindow = 1 << 15;
+  const float points[] = {88.0f, -88.0f, 0x1.62e42ep6f, -0x1.5d589ep6f /* -87.33654 */, -0x1.9d1d9ep6f,
+                          -0x1.9fe368p6f, 0.0f, -0.0f, std::numeric_limits<float>::infinity(),
+                          -std::numeric_limits<float>::infinity()};
+  for (float p : points) expect_exp_over(k_, bits_of(p) - kWindow, 2 * kWindow, 1);
+  for (std::uint32_t nan : {0x7fc00000u, 0xffc00000u, 0x7fffffffu, 0xffffffffu})
+    expect_exp_over(k_, nan - kWindow, 2 * kWindow, 1);
+  // Every subnormal's low end, both signs, and the patterns past them into the normals.
+  expect_exp_over(k_, 0, 1 << 20, 1);
+  expect_exp_over(k_, 0x80000000u, 1 << 20, 1);
+}
+
+// Lengths 0..40 (the vector backends' tails) at every offset of a 32-byte line; special values
+// in every position of a vector; the floats around the span are left alone.
+TEST_P(ExpKernel, EveryLengthAndAlignment) {
+  const float values[] = {-3.5f, 0.25f, 88.5f, -100.0f, std::numeric_limits<float>::quiet_NaN(), 1e-40f, -0.0f,
+                          -std::numeric_limits<float>::infinity(), 10.0f, -20.0f, 88.7f, -103.5f, 0.0f};
+  constexpr int kValues = sizeof values / sizeof values[0];
+  constexpr float kGuard = 12345.0f;
+  alignas(32) float buf[64];
+  for (int offset = 0; offset < 8; ++offset) {
+    for (int n = 0; n <= 40; ++n) {
+      for (int rot = 0; rot < kValues; rot += 5) {
+        for (float& v : buf) v = kGuard;
+        for (int i = 0; i < n; ++i) buf[offset + i] = values[(i + rot + n) % kValues];
+        k_.exp(buf + offset, n);
+        for (int i = 0; i < 64; ++i) {
+          const bool inside = i >= offset && i < offset + n;
+          const float want = inside ? std::exp(values[(i - offset + rot + n) % kValues]) : kGuard;
+          ASSERT_TRUE(same(buf[i], want)) << k_.name << " offset " << offset << " n " << n << " index " << i << ": "
+                                          << buf[i] << ", want " << want;
+        }
+      }
+    }
+  }
+}
+
+// All 2^32 patterns; run by hand (--gtest_also_run_disabled_tests). Backends whose slot is the
+// reference loop are skipped: that loop is std::exp by definition.
+TEST_P(ExpKernel, DISABLED_EveryFloat) {
+  if (k_.exp == reference::exp && &k_ != &reference_kernels()) GTEST_SKIP() << k_.name << " uses reference::exp";
+  expect_exp_over(k_, 0, std::uint64_t{1} << 32, 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, ExpKernel, ::testing::ValuesIn(test::available_backends()),
+                         [](const auto& info) { return std::string(info.param->name); });
+
+#if defined(__x86_64__)
+
+bool cpu_has_fma() { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
+
+float std_exp(float x) { return std::exp(x); }
+
+// std::exp except at one input, where it returns `wrong`.
+std::uint32_t g_input;
+float g_wrong;
+float exp_wrong_at_one_input(float x) { return bits_of(x) == g_input ? g_wrong : std::exp(x); }
+
+// The slot is the vector kernel exactly when the probe agrees with this process's expf.
+TEST(ExpFmaProbe, SlotIsTheVectorKernelOnlyWhenTheProbeAgrees) {
+  const bool vector = cpu_has_fma() && x86::exp_fma_matches(std_exp);
+  for (const char* name : {"avx2", "avxvnni"}) {
+    const Kernels* k = find_kernels(name);
+    if (!k) continue;
+    EXPECT_EQ(k->exp, vector ? x86::exp_fma : reference::exp) << name;
+  }
+  if (!vector) std::printf("note: this libm's expf is not glibc's __expf_fma; the exp slot is reference::exp\n");
+}
+
+// A libm one ulp off at a single input of the probe set must fail the check: the inputs where
+// only the fused multiply-adds give glibc's value (there a libm without them, or another
+// compiler's contraction, is one ulp lower), a value between the sweep's, an edge and a
+// special value.
+TEST(ExpFmaProbe, RejectsALibmOneUlpOffAtOneProbeInput) {
+  if (!cpu_has_fma()) GTEST_SKIP() << "no FMA: the vector kernel is never used";
+  if (!x86::exp_fma_matches(std_exp)) GTEST_SKIP() << "this libm's expf is not __expf_fma";
+  struct Case {
+    std::uint32_t input;
+    float wrong;  // 0: one ulp above expf
+  } cases[] = {
+      {0x4202422f, 0x1.f93e36p+46f},  // what the algorithm gives unfused
+      {0xc27c65d9, 0x1.f45324p-92f},
+      {bits_of(1.0f), 0.0f},          // the padding between the probe groups
+      {0x42afffff, 0.0f},             // just below 88: the last main-path value
+      {bits_of(-104.0f), 0.0f},       // the first sweep value (special path, expf 0)
+      {bits_of(88.0f), 0.0f},         // special path, computed by std::exp in the kernel
+      {bits_of(static_cast<float>(-104.0 + 193.0 * 1000 / 4095)), 0.0f},  // a sweep value
+  };
+  for (const Case& c : cases) {
+    g_input = c.input;
+    const float right = std::exp(from_bits(c.input));
+    g_wrong = c.wrong != 0.0f ? c.wrong : std::nextafter(right, std::numeric_limits<float>::infinity());
+    ASSERT_NE(bits_of(g_wrong), bits_of(right));
+    EXPECT_FALSE(x86::exp_fma_matches(exp_wrong_at_one_input))
+        << "a libm wrong at " << std::hexfloat << from_bits(c.input) << " passed the probe";
+  }
+  // And a value outside the probe set changes nothing.
+  g_input = bits_of(0.123456789f);
+  g_wrong = 0.0f;
+  EXPECT_TRUE(x86::exp_fma_matches(exp_wrong_at_one_input));
+}
+
+#endif  // __x86_64__
+
+}  // namespace
+}  // namespace pocketlm
