@@ -81,6 +81,8 @@ using MatmulBatchFn = void (*)(float* out, std::size_t out_stride, const Matrix&
                                int rows);
 // Quantizes activations x[n] (n a multiple of group) to an activation type's values/scales.
 using QuantizeFn = void (*)(const float* x, int n, int group, void* values, float* scales);
+// x[i] = expf(x[i]) for i < n, in place (Kernels::exp).
+using ExpFn = void (*)(float* x, int n);
 // Rows per interleaved block this backend reads for a type at a group size (1 = row-major).
 using InterleaveFn = int (*)(int group);
 
@@ -102,7 +104,7 @@ struct Kernels {
   // std::exp per value; avx2/avxvnni vectorize glibc's __expf_fma (kernels/x86_expf.h) when
   // the CPU has FMA and, checked once per process on a probe set, it gives this process's
   // expf bits; otherwise they keep the reference loop, so the slot is exact on any libm.
-  void (*exp)(float* x, int n);
+  ExpFn exp;
   // Multi-head attention with grouped KV heads (kv head = h / (n_heads / n_kv_heads)).
   void (*attention)(const AttentionArgs& args);
   // The same over an f16 KV cache (each value widened exactly to f32, then run.c's order).

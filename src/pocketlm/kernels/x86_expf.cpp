@@ -187,8 +187,8 @@ bool exp_fma_matches(float (*scalar)(float)) {
   return probe(buf, n, scalar);
 }
 
-ExpArrayFn select_exp() {
-  static const ExpArrayFn chosen = [] {
+ExpFn select_exp() {
+  static const ExpFn chosen = [] {
     const bool fma = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     return fma && exp_fma_matches(std_exp) ? exp_fma : reference::exp;
   }();

@@ -5,6 +5,8 @@
 // (no intrinsics): the tests call them too. Compiled on x86-64 only (POCKETLM_HAVE_AVX2).
 #pragma once
 
+#include "pocketlm/kernels/kernels.h"
+
 namespace pocketlm::x86 {
 
 // x[i] = expf(x[i]) for i < n, in place, with glibc's __expf_fma arithmetic 8 floats at a time;
@@ -19,7 +21,6 @@ bool exp_fma_matches(float (*scalar)(float));
 
 // The kernel table's exp slot on an AVX2 CPU: exp_fma when the CPU has FMA and
 // exp_fma_matches(std::exp) (decided once per process, thread-safe), else reference::exp.
-using ExpArrayFn = void (*)(float* x, int n);
-ExpArrayFn select_exp();
+ExpFn select_exp();
 
 }  // namespace pocketlm::x86

@@ -65,8 +65,9 @@ Status Sampler::carve(int vocab_size, Arena& arena) {
   return Status();
 }
 
-void Sampler::configure(const SamplerParams& params, const Kernels& /*kernels*/) {
+void Sampler::configure(const SamplerParams& params, const Kernels& kernels) {
   params_ = params;
+  exp_ = kernels.exp;
   rng_ = Rng(params.seed);
   last_outcome_ = SampleOutcome::kSampled;
   greedy_limit_samples_ = 0;
@@ -95,10 +96,10 @@ int Sampler::sample(float* logits) {
     ++greedy_limit_samples_;
     return sample_argmax(logits, n);
   }
-  softmax_tempered(logits, n, finite_temperature(t, logits, n), max_logit);
+  const float largest = softmax_tempered(logits, n, finite_temperature(t, logits, n), max_logit, exp_);
   const float coin = rng_.next_f32();
   if (!(params_.topp > 0.0f && params_.topp < 1.0f)) return sample_mult(logits, n, coin);
-  return sample_topp(logits, n, params_.topp, scratch_, coin);
+  return sample_topp(logits, n, params_.topp, scratch_, coin, largest);
 }
 
 }  // namespace pocketlm

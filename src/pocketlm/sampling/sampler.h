@@ -45,13 +45,13 @@ enum class SampleOutcome : std::uint8_t {
 
 class Sampler {
  public:
-  // Arena bytes carve() takes for a vocabulary: top-p scratch, 8 * vocab_size + 6 or 64 KiB (topp.h).
+  // Arena bytes carve() takes for a vocabulary: top-p scratch, 8 * vocab_size + 6 or 24 KiB (topp.h).
   static std::uint64_t scratch_bytes(int vocab_size);
   // Carves the top-p scratch from the arena (vocab_size >= 1).
   Status carve(int vocab_size, Arena& arena);
   // Sets temperature, top-p and seed; restarts the RNG and the fallback counters. The
-  // softmax is computed here (sampling/softmax.h, run.c's arithmetic fused with the division
-  // by T), not with kernels.softmax: the parameter stays for the callers' sake.
+  // softmax is computed here (sampling/softmax.h, run.c's arithmetic with the division by T)
+  // with the expf of `kernels` (its exp slot), which must outlive the sampler's use.
   void configure(const SamplerParams& params, const Kernels& kernels);
 
   // Samples a token id from logits[vocab_size] and always returns one in [0, vocab_size).
@@ -75,6 +75,7 @@ class Sampler {
 
  private:
   int vocab_size_ = 0;
+  ExpFn exp_ = nullptr;  // set by configure()
   ToppScratch scratch_;
   SamplerParams params_;
   Rng rng_;

@@ -4,20 +4,18 @@
 
 namespace pocketlm {
 
-void softmax_tempered(float* logits, int n, float temperature, float max_logit) {
+float softmax_tempered(float* logits, int n, float temperature, float max_logit, ExpFn exp) {
   // Each step is one rounded float operation as in run.c (the library is built with
   // -ffp-contract=off): x / T, then x - max, then expf, then the running sum.
   const float max_val = max_logit / temperature;
-  // The divisions and subtractions first, a pass the compiler vectorizes; then expf and the
-  // running sum, which must stay in index order.
+  // Separate passes: the divisions and subtractions (vectorized), expf (the exp slot), the
+  // running sum in index order, and the normalization (vectorized).
   for (int i = 0; i < n; ++i) logits[i] = logits[i] / temperature - max_val;
+  exp(logits, n);
   float sum = 0.0f;
-  for (int i = 0; i < n; ++i) {
-    const float x = std::exp(logits[i]);
-    logits[i] = x;
-    sum += x;
-  }
+  for (int i = 0; i < n; ++i) sum += logits[i];
   for (int i = 0; i < n; ++i) logits[i] /= sum;
+  return 1.0f / sum;
 }
 
 }  // namespace pocketlm

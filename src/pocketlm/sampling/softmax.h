@@ -1,5 +1,7 @@
-// run.c's `for q: logits[q] /= T; softmax(logits, n);` fused into two passes.
+// run.c's `for q: logits[q] /= T; softmax(logits, n);` without run.c's max pass.
 #pragma once
+
+#include "pocketlm/kernels/kernels.h"
 
 namespace pocketlm {
 
@@ -9,7 +11,9 @@ namespace pocketlm {
 // largest of logits[n], and temperature > 0 such that max_logit / temperature is finite
 // and no logit / temperature is NaN (the Sampler checks this first). Dividing by T > 0 keeps
 // the order of the logits, so the largest scaled logit is max_logit / temperature and
-// run.c's separate max pass and division pass are not needed.
-void softmax_tempered(float* logits, int n, float temperature, float max_logit);
+// run.c's separate max pass is not needed. exp: the backend's exp slot (vectorized where the
+// backend proved it gives expf's bits). Returns the largest probability, 1 / sum: the max
+// logit's expf(0) = 1 divided by the sum, and every other term is at most 1.
+float softmax_tempered(float* logits, int n, float temperature, float max_logit, ExpFn exp);
 
 }  // namespace pocketlm

@@ -138,11 +138,15 @@ ToppScratch topp_scratch_at(void* memory, int n) {
 
 int sample_topp(const float* probs, int n, float topp, const ToppScratch& scratch, float coin) {
   if (!(topp > 0.0f && topp < 1.0f)) return sample_mult(probs, n, coin);
+  return sample_topp(probs, n, topp, scratch, coin, max_ignoring_nan(probs, n));
+}
+
+int sample_topp(const float* probs, int n, float topp, const ToppScratch& scratch, float coin, float largest) {
+  if (!(topp > 0.0f && topp < 1.0f)) return sample_mult(probs, n, coin);
   // run.c: (1.0f - topp) / (n - 1), the int converted to float. Positive for n >= 2 (1 - topp
   // >= 2^-24), +inf for n == 1. Candidates are therefore positive or +inf, never NaN, and
   // their uint32 bits order like their values.
   const float cutoff = (1.0f - topp) / static_cast<float>(n - 1);
-  const float largest = max_ignoring_nan(probs, n);
   if (!(largest >= cutoff)) return sample_argmax(probs, n);  // no candidate: run.c reads before its array
 
   // Every candidate key lies in [cutoff_key, max_key]; its top digit of max_key - key

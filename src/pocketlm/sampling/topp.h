@@ -44,6 +44,9 @@ ToppScratch topp_scratch_at(void* memory, int n);
 // are sorted inside their buckets and summed key by key. run.c sorts all n0 candidates with
 // qsort, O(n0 log n0); ties are put in id order after the walk.
 int sample_topp(const float* probs, int n, float topp, const ToppScratch& scratch, float coin);
+// The same when the caller knows largest = max_ignoring_nan(probs, n) (the softmax returns it),
+// saving a pass over probs.
+int sample_topp(const float* probs, int n, float topp, const ToppScratch& scratch, float coin, float largest);
 
 // run.c's sample_topp() written out with a full comparison sort (std::sort on probability,
 // then id: the order of run.c's stable qsort), two walks and no shortcut. The oracle that
