@@ -43,6 +43,13 @@ void add_bench_command(CLI::App& app, BenchOptions& o) {
   cmd->add_option("--prefill-batch", o.prefill_batch,
                   "prompt tokens per prefill pass (default 0: the plan's choice; 1: one at a time, as run.c)")
       ->type_name("INT");
+  cmd->add_option("-t", o.temperature,
+                  "temperature > 0: after each greedy repeat a sampled one (-t, -p, -s as run), both rates and "
+                  "their ratio printed (default 0: greedy only)")
+      ->type_name("FLOAT");
+  cmd->add_option("-p", o.topp, "top-p of the sampled repeats, in [0,1] (default 0.9)")->type_name("FLOAT");
+  cmd->add_option("-s", o.seed, "seed of the sampled repeats, > 0; every repeat starts from it (default 42)")
+      ->type_name("INT");
 }
 
 namespace {
@@ -151,6 +158,17 @@ int run_bench(const BenchOptions& o) {
   if (st.ok()) st = parse_int("--prompt-tokens", o.prompt_tokens, 0, INT32_MAX, &prompt_tokens);
   if (st.ok()) st = parse_int("--prefill-batch", o.prefill_batch, 0, kMaxPrefillBatch, &prefill_batch);
   options.prefill_batch = static_cast<int>(prefill_batch);
+  SamplerParams sampled;
+  long long seed = 0;
+  if (st.ok()) st = parse_float("-t", o.temperature, &sampled.temperature);
+  if (st.ok() && !(sampled.temperature >= 0.0f && sampled.temperature <= 3.4e38f))
+    st = Status::error(StatusCode::kInvalidArgument, "-t: temperature %s is not a finite value >= 0", o.temperature.c_str());
+  if (st.ok()) st = parse_float("-p", o.topp, &sampled.topp);
+  if (st.ok() && !(sampled.topp >= 0.0f && sampled.topp <= 1.0f))
+    st = Status::error(StatusCode::kInvalidArgument, "-p: top-p %s is not in [0, 1]", o.topp.c_str());
+  if (st.ok()) st = parse_int("-s", o.seed, 1, INT64_MAX, &seed);
+  sampled.seed = static_cast<std::uint64_t>(seed);
+  const bool sampling = sampled.temperature > 0.0f;
   if (!st.ok()) return fail(st);
 
   FileStorage model, tokenizer_file;
@@ -187,10 +205,12 @@ int run_bench(const BenchOptions& o) {
     n_prompt = static_cast<int>(prompt_tokens);
   }
 
-  Timing t;
-  t.forced = n_prompt - 1;
-  t.decode_ms.reserve(static_cast<std::size_t>(n_steps) * static_cast<std::size_t>(repeats));
-  t.first_token_ms.reserve(static_cast<std::size_t>(repeats));
+  Timing t, ts;  // greedy repeats, sampled repeats
+  for (Timing* timing : {&t, &ts}) {
+    timing->forced = n_prompt - 1;
+    timing->decode_ms.reserve(static_cast<std::size_t>(n_steps) * static_cast<std::size_t>(repeats));
+    timing->first_token_ms.reserve(static_cast<std::size_t>(repeats));
+  }
   std::uint64_t storage_bytes = 0, storage_reads = 0, storage_seeks = 0, passes = 0, prefill_bytes = 0;
   SamplerParams greedy;
   greedy.temperature = 0.0f;
@@ -204,6 +224,12 @@ int run_bench(const BenchOptions& o) {
     storage_seeks += stats.storage_seeks;
     prefill_bytes += stats.prefill_storage_bytes;
     passes += static_cast<std::uint64_t>(stats.prefill_passes + stats.decode_passes);
+    if (!st.ok()) return fail(st);
+    if (!sampling) continue;
+    // The same repeat sampled, right after: drift of the machine hits both alike.
+    ts.pass = 0;
+    ts.start = ts.last = Clock::now();
+    st = session.generate(prompt.data(), n_prompt, n_steps, sampled, on_token, &ts, &stats);
     if (!st.ok()) return fail(st);
   }
 
@@ -220,7 +246,10 @@ int run_bench(const BenchOptions& o) {
   row("kernels", session.kernels().name);
   row("threads", std::to_string(session.threads()));
   row("seq_len / steps", std::to_string(session.seq_len()) + " / " + std::to_string(n_steps) + ", prompt " +
-                             std::to_string(n_prompt) + " tokens, " + std::to_string(repeats) + " repeats, greedy");
+                             std::to_string(n_prompt) + " tokens, " + std::to_string(repeats) + " repeats, greedy" +
+                             (sampling ? fmt(", each followed by one sampled (-t %g -p %g -s %.0f)", sampled.temperature,
+                                             sampled.topp, static_cast<double>(seed))
+                                       : std::string()));
   row("prefill tok/s", t.prefill_passes ? fmt("%.1f (%.0f passes, up to %.0f tokens per weight read)", prefill_tps,
                                              t.prefill_passes, session.prefill_batch())
                                        : "n/a (no prefill pass)");
@@ -235,6 +264,17 @@ int run_bench(const BenchOptions& o) {
     row("decode ms/token", fmt("median %.3f, p10-p90 %.3f-%.3f, min-max %.3f-%.3f", percentile(sorted, 50),
                                percentile(sorted, 10), percentile(sorted, 90), sorted.front(), sorted.back()));
     row("first-token ms", fmt("median %.3f over repeats (first %.3f)", median(t.first_token_ms), t.first_token_ms[0]));
+  }
+  if (sampling && !t.decode_ms.empty() && !ts.decode_ms.empty()) {
+    // The sampler's cost as a ratio of two rates measured in the same process, interleaved.
+    double sampled_s = 0.0;
+    for (double ms : ts.decode_ms) sampled_s += ms / 1e3;
+    const double sampled_tps = static_cast<double>(ts.decode_ms.size()) / sampled_s;
+    const double sampled_median = 1e3 / median(ts.decode_ms), greedy_median = 1e3 / percentile(sorted, 50);
+    row("sampled decode tok/s", fmt("%.1f (%.0f passes; %.1f at the median ms/token)", sampled_tps,
+                                    static_cast<double>(ts.decode_ms.size()), sampled_median));
+    row("sampled / greedy", fmt("%.3f (decode tok/s; %.3f at the median ms/token)", sampled_tps / decode_tps,
+                                sampled_median / greedy_median));
   }
   row("weight bytes/token", bytes_text(bytes_per_token));
   row("effective GB/s", t.decode_ms.empty() ? "n/a"

@@ -84,6 +84,9 @@ struct BenchOptions {
   std::string prompt = "Once upon a time";
   std::string prompt_tokens = "0";  // 0: the prompt as -i encodes it
   std::string prefill_batch = "0";  // 0: the plan's choice
+  std::string temperature = "0";    // > 0: sampled repeats too, interleaved with the greedy ones
+  std::string topp = "0.9";
+  std::string seed = "42";
 };
 void add_bench_command(CLI::App& app, BenchOptions& options);
 int run_bench(const BenchOptions& options);

@@ -312,6 +312,38 @@ void quantize_q8_0_act(const float* x, int n, int, void* values, float*) {
 // (kernels/q80_interleave.h): one sequential stream per 8 rows, scales side by side.
 int q80_interleave(int group_size) { return group_size % 32 == 0 ? kLanes : 1; }
 
+// Stream compaction, 8 floats at a time: the compare's mask picks a permutation that moves
+// the kept lanes to the front (in order), all 8 lanes are stored, and the output advances
+// by the kept count; the next store overwrites the rest.
+struct CompactTable {
+  std::uint64_t lanes[256];  // byte j: the index of the j-th set bit of the mask
+  constexpr CompactTable() : lanes() {
+    for (unsigned m = 0; m < 256; ++m) {
+      std::uint64_t packed = 0;
+      int j = 0;
+      for (unsigned lane = 0; lane < 8; ++lane)
+        if (m & (1u << lane)) packed |= static_cast<std::uint64_t>(lane) << (8 * j++);
+      lanes[m] = packed;
+    }
+  }
+};
+constexpr CompactTable kCompact;
+
+__attribute__((target("avx2,popcnt"))) int compact_at_least(const float* x, int n, float threshold,
+                                                               std::uint32_t* out) {
+  const __m256 t = _mm256_set1_ps(threshold);
+  int count = 0, i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    const __m256 v = _mm256_loadu_ps(x + i);
+    const unsigned mask = static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(v, t, _CMP_GE_OQ)));  // NaN: not kept
+    const __m256i order = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<long long>(kCompact.lanes[mask])));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + count),
+                        _mm256_permutevar8x32_epi32(_mm256_castps_si256(v), order));  // count + 8 <= i + 8 <= n
+    count += _mm_popcnt_u32(mask);
+  }
+  return count + reference::compact_at_least(x + i, n - i, threshold, out + count);
+}
+
 }  // namespace
 
 const Kernels& avx2_kernels() {
@@ -334,6 +366,7 @@ const Kernels& avx2_kernels() {
     k.matmul[type_index(TensorType::kF16)] = matmul_f16;
     k.interleave[type_index(TensorType::kF16)] = fixed_interleave<kLanes>;
     k.exp = x86::select_exp();
+    k.compact_at_least = compact_at_least;
     return k;
   }();
   return kAvx2;

@@ -83,6 +83,9 @@ using MatmulBatchFn = void (*)(float* out, std::size_t out_stride, const Matrix&
 using QuantizeFn = void (*)(const float* x, int n, int group, void* values, float* scales);
 // x[i] = expf(x[i]) for i < n, in place (Kernels::exp).
 using ExpFn = void (*)(float* x, int n);
+// Writes the IEEE bits of every x[i] >= threshold (NaN never is), in index order, to
+// out[0..count) and returns count; out must have room for n (lanes past count may be written).
+using CompactFn = int (*)(const float* x, int n, float threshold, std::uint32_t* out);
 // Rows per interleaved block this backend reads for a type at a group size (1 = row-major).
 using InterleaveFn = int (*)(int group);
 
@@ -105,6 +108,8 @@ struct Kernels {
   // the CPU has FMA and, checked once per process on a probe set, it gives this process's
   // expf bits; otherwise they keep the reference loop, so the slot is exact on any libm.
   ExpFn exp;
+  // Top-p's candidate filter (sampling/topp.cpp): the probabilities >= its cutoff, as bits.
+  CompactFn compact_at_least;
   // Multi-head attention with grouped KV heads (kv head = h / (n_heads / n_kv_heads)).
   void (*attention)(const AttentionArgs& args);
   // The same over an f16 KV cache (each value widened exactly to f32, then run.c's order).

@@ -1,5 +1,6 @@
 // The reference backend: llama2.c's run.c/runq.c loops, statement for statement, so that
 // with -ffp-contract=off every float operation happens in the same order and rounding.
+#include <bit>
 #include <cmath>
 #include <cstring>
 
@@ -120,6 +121,16 @@ void exp(float* x, int n) {
   for (int i = 0; i < n; ++i) x[i] = std::exp(x[i]);
 }
 
+int compact_at_least(const float* x, int n, float threshold, std::uint32_t* out) {
+  // Every value is written, only kept ones advance count (count <= i keeps it in bounds).
+  int count = 0;
+  for (int i = 0; i < n; ++i) {
+    out[count] = std::bit_cast<std::uint32_t>(x[i]);
+    count += x[i] >= threshold;
+  }
+  return count;
+}
+
 void rope(float* q, float* k, int dim, int kv_dim, int head_size, int pos) {
   for (int i = 0; i < dim; i += 2) {
     const int head_dim = i % head_size;
@@ -209,6 +220,7 @@ const Kernels& reference_kernels() {
     k.rmsnorm = rmsnorm;
     k.softmax = softmax;
     k.exp = exp;
+    k.compact_at_least = compact_at_least;
     k.attention = attention;
     k.attention_f16 = attention_f16;
     k.swiglu = swiglu;

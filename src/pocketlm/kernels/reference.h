@@ -37,6 +37,9 @@ void rmsnorm(float* out, const float* x, const float* w, int n, float eps);
 void softmax(float* x, int n);
 // x[i] = std::exp(x[i]) (the C library's expf) for i < n, in order: the kernel table's exp.
 void exp(float* x, int n);
+// The kernel table's compact_at_least: a branch-free loop (a branch on the compare would
+// mispredict constantly on a peaked distribution).
+int compact_at_least(const float* x, int n, float threshold, std::uint32_t* out);
 // run.c's RoPE with powf/cosf/sinf on the fly: the oracle for model/rope_table.h, which the
 // forward pass uses instead.
 void rope(float* q, float* k, int dim, int kv_dim, int head_size, int pos);

@@ -76,6 +76,7 @@ class Sampler {
  private:
   int vocab_size_ = 0;
   ExpFn exp_ = nullptr;  // set by configure()
+  CompactFn compact_ = nullptr;
   ToppScratch scratch_;
   SamplerParams params_;
   Rng rng_;

@@ -60,7 +60,7 @@ void scatter(const std::uint32_t* src, std::uint32_t* dst, int n, std::uint32_t 
 void sort_bucket(std::uint32_t* keys, std::uint32_t* tmp, int count, std::uint32_t max_key, int bits, int max_bits,
                  std::uint32_t* counts, int slots) {
   if (bits == 0 || count < 2) return;  // one key value
-  if (count <= 48) {
+  if (count <= 16) {
     for (int i = 1; i < count; ++i) {
       const std::uint32_t k = keys[i];
       int j = i;
@@ -138,10 +138,11 @@ ToppScratch topp_scratch_at(void* memory, int n) {
 
 int sample_topp(const float* probs, int n, float topp, const ToppScratch& scratch, float coin) {
   if (!(topp > 0.0f && topp < 1.0f)) return sample_mult(probs, n, coin);
-  return sample_topp(probs, n, topp, scratch, coin, max_ignoring_nan(probs, n));
+  return sample_topp(probs, n, topp, scratch, coin, max_ignoring_nan(probs, n), reference_kernels().compact_at_least);
 }
 
-int sample_topp(const float* probs, int n, float topp, const ToppScratch& scratch, float coin, float largest) {
+int sample_topp(const float* probs, int n, float topp, const ToppScratch& scratch, float coin, float largest,
+                CompactFn compact) {
   if (!(topp > 0.0f && topp < 1.0f)) return sample_mult(probs, n, coin);
   // run.c: (1.0f - topp) / (n - 1), the int converted to float. Positive for n >= 2 (1 - topp
   // >= 2^-24), +inf for n == 1. Candidates are therefore positive or +inf, never NaN, and
@@ -160,15 +161,9 @@ int sample_topp(const float* probs, int n, float topp, const ToppScratch& scratc
   std::uint32_t* counts = scratch.counts;
   std::memset(counts, 0, sizeof(std::uint32_t) * static_cast<std::size_t>(buckets));
 
-  // Filter, branch-free (a branch on `>= cutoff` mispredicts constantly on peaked
-  // distributions): every key is written, only candidates advance n0 (n0 <= i keeps the
-  // write in bounds). Then the bucket histogram over the candidates only.
+  // The candidates' bits in id order (the backend's filter), then their bucket histogram.
   std::uint32_t* keys = scratch.keys;
-  int n0 = 0;
-  for (int i = 0; i < n; ++i) {
-    keys[n0] = bits_of(probs[i]);
-    n0 += probs[i] >= cutoff;
-  }
+  const int n0 = compact(probs, n, cutoff, keys);
   for (int i = 0; i < n0; ++i) ++counts[(max_key - keys[i]) >> shift];
 
   // One stable counting-sort pass groups the candidates by bucket (unless one bucket holds

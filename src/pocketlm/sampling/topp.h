@@ -8,6 +8,8 @@
 
 #include <cstdint>
 
+#include "pocketlm/kernels/kernels.h"
+
 namespace pocketlm {
 
 // Scratch of sample_topp over n probabilities; see topp_scratch_bytes().
@@ -45,8 +47,9 @@ ToppScratch topp_scratch_at(void* memory, int n);
 // qsort, O(n0 log n0); ties are put in id order after the walk.
 int sample_topp(const float* probs, int n, float topp, const ToppScratch& scratch, float coin);
 // The same when the caller knows largest = max_ignoring_nan(probs, n) (the softmax returns it),
-// saving a pass over probs.
-int sample_topp(const float* probs, int n, float topp, const ToppScratch& scratch, float coin, float largest);
+// saving a pass over probs, with a backend's candidate filter (Kernels::compact_at_least).
+int sample_topp(const float* probs, int n, float topp, const ToppScratch& scratch, float coin, float largest,
+                CompactFn compact);
 
 // run.c's sample_topp() written out with a full comparison sort (std::sort on probability,
 // then id: the order of run.c's stable qsort), two walks and no shortcut. The oracle that
