@@ -136,24 +136,52 @@ std::uint32_t g_input;
 float g_wrong;
 float exp_wrong_at_one_input(float x) { return bits_of(x) == g_input ? g_wrong : std::exp(x); }
 
-// The slot is the vector kernel exactly when the probe agrees with this process's expf.
+bool cpu_has_avx512f() { return cpu_has_fma() && __builtin_cpu_supports("avx512f"); }
+
+// The x86 vector kernels this CPU can run, each as a kernel table of its own, so that the
+// sweeps above run on both even where the avx2 table installs only one.
+std::vector<const Kernels*> vector_exp_tables() {
+  static Kernels fma = [] {
+    Kernels k = reference_kernels();
+    k.name = "exp_fma";
+    k.exp = x86::exp_fma;
+    return k;
+  }();
+  static Kernels avx512 = [] {
+    Kernels k = reference_kernels();
+    k.name = "exp_avx512";
+    k.exp = x86::exp_avx512;
+    return k;
+  }();
+  std::vector<const Kernels*> tables;
+  if (cpu_has_fma()) tables.push_back(&fma);
+  if (cpu_has_avx512f()) tables.push_back(&avx512);
+  return tables;
+}
+INSTANTIATE_TEST_SUITE_P(VectorKernels, ExpKernel, ::testing::ValuesIn(vector_exp_tables()),
+                         [](const auto& info) { return std::string(info.param->name); });
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(ExpKernel);
+
+// The slot is the widest vector kernel the CPU has whose probe agrees with this process's expf.
 TEST(ExpFmaProbe, SlotIsTheVectorKernelOnlyWhenTheProbeAgrees) {
-  const bool vector = cpu_has_fma() && x86::exp_fma_matches(std_exp);
+  ExpFn want = reference::exp;
+  if (cpu_has_fma() && x86::exp_kernel_matches(x86::exp_fma, std_exp)) want = x86::exp_fma;
+  if (cpu_has_avx512f() && x86::exp_kernel_matches(x86::exp_avx512, std_exp)) want = x86::exp_avx512;
   for (const char* name : {"avx2", "avxvnni"}) {
     const Kernels* k = find_kernels(name);
     if (!k) continue;
-    EXPECT_EQ(k->exp, vector ? x86::exp_fma : reference::exp) << name;
+    EXPECT_EQ(k->exp, want) << name;
   }
-  if (!vector) std::printf("note: this libm's expf is not glibc's __expf_fma; the exp slot is reference::exp\n");
+  if (want == reference::exp) std::printf("note: this libm's expf is not glibc's __expf_fma; the exp slot is reference::exp\n");
 }
 
-// A libm one ulp off at a single input of the probe set must fail the check: the inputs where
-// only the fused multiply-adds give glibc's value (there a libm without them, or another
-// compiler's contraction, is one ulp lower), a value between the sweep's, an edge and a
-// special value.
+// A libm one ulp off at a single input of the probe set must fail the check, for each vector
+// kernel: the inputs where only the fused multiply-adds give glibc's value (there a libm
+// without them, or another compiler's contraction, is one ulp lower), a value between the
+// sweep's, an edge and a special value.
 TEST(ExpFmaProbe, RejectsALibmOneUlpOffAtOneProbeInput) {
-  if (!cpu_has_fma()) GTEST_SKIP() << "no FMA: the vector kernel is never used";
-  if (!x86::exp_fma_matches(std_exp)) GTEST_SKIP() << "this libm's expf is not __expf_fma";
+  if (!cpu_has_fma()) GTEST_SKIP() << "no FMA: the vector kernels are never used";
+  if (!x86::exp_kernel_matches(x86::exp_fma, std_exp)) GTEST_SKIP() << "this libm's expf is not __expf_fma";
   struct Case {
     std::uint32_t input;
     float wrong;  // 0: one ulp above expf
@@ -166,18 +194,21 @@ TEST(ExpFmaProbe, RejectsALibmOneUlpOffAtOneProbeInput) {
       {bits_of(88.0f), 0.0f},         // special path, computed by std::exp in the kernel
       {bits_of(static_cast<float>(-104.0 + 193.0 * 1000 / 4095)), 0.0f},  // a sweep value
   };
-  for (const Case& c : cases) {
-    g_input = c.input;
-    const float right = std::exp(from_bits(c.input));
-    g_wrong = c.wrong != 0.0f ? c.wrong : std::nextafter(right, std::numeric_limits<float>::infinity());
-    ASSERT_NE(bits_of(g_wrong), bits_of(right));
-    EXPECT_FALSE(x86::exp_fma_matches(exp_wrong_at_one_input))
-        << "a libm wrong at " << std::hexfloat << from_bits(c.input) << " passed the probe";
+  for (const Kernels* table : vector_exp_tables()) {
+    const ExpFn kernel = table->exp;
+    for (const Case& c : cases) {
+      g_input = c.input;
+      const float right = std::exp(from_bits(c.input));
+      g_wrong = c.wrong != 0.0f ? c.wrong : std::nextafter(right, std::numeric_limits<float>::infinity());
+      ASSERT_NE(bits_of(g_wrong), bits_of(right));
+      EXPECT_FALSE(x86::exp_kernel_matches(kernel, exp_wrong_at_one_input))
+          << table->name << ": a libm wrong at " << std::hexfloat << from_bits(c.input) << " passed the probe";
+    }
+    // And a value outside the probe set changes nothing.
+    g_input = bits_of(0.123456789f);
+    g_wrong = 0.0f;
+    EXPECT_TRUE(x86::exp_kernel_matches(kernel, exp_wrong_at_one_input)) << table->name;
   }
-  // And a value outside the probe set changes nothing.
-  g_input = bits_of(0.123456789f);
-  g_wrong = 0.0f;
-  EXPECT_TRUE(x86::exp_fma_matches(exp_wrong_at_one_input));
 }
 
 #endif  // __x86_64__

@@ -14,13 +14,19 @@ namespace pocketlm::x86 {
 // CPU must have AVX2 and FMA.
 void exp_fma(float* x, int n);
 
-// Whether exp_fma gives the bits of scalar(x) for every probe input: a few thousand values
-// across [-104, 89], the special values, and inputs where the same algorithm without fused
-// multiply-adds rounds differently (see x86_expf.cpp). The CPU must have AVX2 and FMA.
-bool exp_fma_matches(float (*scalar)(float));
+// The same, 16 floats at a time with AVX-512F registers of 8 doubles (n % 16 tail: std::exp).
+// The CPU must have AVX-512F.
+void exp_avx512(float* x, int n);
 
-// The kernel table's exp slot on an AVX2 CPU: exp_fma when the CPU has FMA and
-// exp_fma_matches(std::exp) (decided once per process, thread-safe), else reference::exp.
+// Whether kernel (exp_fma or exp_avx512) gives the bits of scalar(x) for every probe input:
+// a few thousand values across [-104, 89], the special values, and inputs where the same
+// algorithm without fused multiply-adds rounds differently (see x86_expf.cpp). The CPU must
+// have what the kernel needs.
+bool exp_kernel_matches(ExpFn kernel, float (*scalar)(float));
+
+// The kernel table's exp slot on an AVX2 CPU, decided once per process (thread-safe): with
+// FMA, exp_avx512 where the CPU has AVX-512F, else exp_fma, the first that matches
+// std::exp on the probe; else reference::exp.
 ExpFn select_exp();
 
 }  // namespace pocketlm::x86
