@@ -140,10 +140,10 @@ void BM_SoftmaxTempered(benchmark::State& state) {
   const std::vector<float> logits = logits_for(static_cast<int>(state.range(0)));
   const float max_logit = *std::max_element(logits.begin(), logits.end());
   std::vector<float> work(kVocab);
-  const ExpFn exp = default_kernels().exp;
+  const ExpSumFn exp_sum = default_kernels().exp_sum;
   for (auto _ : state) {
     std::memcpy(work.data(), logits.data(), sizeof(float) * kVocab);
-    softmax_tempered(work.data(), kVocab, 1.0f, max_logit, exp);
+    softmax_tempered(work.data(), kVocab, 1.0f, max_logit, exp_sum);
     benchmark::DoNotOptimize(work.data());
   }
   state.SetLabel(shape_name(static_cast<int>(state.range(0))));

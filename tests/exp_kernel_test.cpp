@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -113,6 +114,34 @@ TEST_P(ExpKernel, EveryLengthAndAlignment) {
       }
     }
   }
+}
+
+// exp_sum: the same values and the same sum bits as run.c's loop (reference::exp_sum) for
+// softmax-like rows, rows reaching glibc's special range (x - max below -88, -inf, NaN), every
+// length to past a few 64-value blocks, and a vocabulary.
+TEST_P(ExpKernel, ExpSumIsRunCsLoop) {
+  ASSERT_NE(k_.exp_sum, nullptr);
+  std::mt19937 rng(9);
+  std::normal_distribution<float> logit(0.0f, 4.0f);
+  const float odd[] = {-std::numeric_limits<float>::infinity(), -200.0f, -90.0f, 30.0f,
+                       std::numeric_limits<float>::quiet_NaN()};
+  auto check = [&](int n, int odd_every) {
+    std::vector<float> x(static_cast<std::size_t>(n));
+    for (float& v : x) v = logit(rng);
+    if (odd_every)
+      for (std::size_t i = 0; i < x.size(); i += static_cast<std::size_t>(odd_every)) x[i] = odd[rng() % 5];
+    float max = -std::numeric_limits<float>::infinity();
+    for (float v : x) max = v > max ? v : max;
+    std::vector<float> want = x, got = x;
+    const float want_sum = reference::exp_sum(want.data(), n, max);
+    const float got_sum = k_.exp_sum(got.data(), n, max);
+    ASSERT_TRUE(same(got_sum, want_sum)) << k_.name << " n " << n << ": sum " << got_sum << ", want " << want_sum;
+    for (int i = 0; i < n; ++i)
+      ASSERT_TRUE(same(got[static_cast<std::size_t>(i)], want[static_cast<std::size_t>(i)])) << k_.name << " n " << n << " i " << i;
+  };
+  for (int n = 0; n <= 200; ++n) check(n, n % 3 ? 0 : 7);
+  check(32000, 0);
+  check(32000, 101);
 }
 
 // All 2^32 patterns; run by hand (--gtest_also_run_disabled_tests). Backends whose slot is the

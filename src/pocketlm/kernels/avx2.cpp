@@ -176,22 +176,16 @@ inline void weighted_values(const AttentionArgs& a, const float* att, int positi
   for (int j = 0; j < NV; ++j) _mm256_storeu_ps(out + j * kLanes, acc[j]);
 }
 
-// run.c's softmax, with its expf calls through the exp slot (x86::select_exp: expf's bits):
-// the max and the sum in index order; x - max and the division are single float operations,
-// the same 8 at a time.
+// run.c's softmax with its expf loop through the exp_sum slot (x86::select_exp_sum: expf's
+// bits, the sum in index order); the max in index order, the division 8 at a time.
 void softmax(float* x, int n) {
   float max_val = x[0];
   for (int i = 1; i < n; ++i)
     if (x[i] > max_val) max_val = x[i];
-  const __m256 m = _mm256_set1_ps(max_val);
-  int i = 0;
-  for (; i + kLanes <= n; i += kLanes) _mm256_storeu_ps(x + i, _mm256_sub_ps(_mm256_loadu_ps(x + i), m));
-  for (; i < n; ++i) x[i] -= max_val;
-  x86::select_exp()(x, n);
-  float sum = 0.0f;
-  for (i = 0; i < n; ++i) sum += x[i];
+  const float sum = x86::select_exp_sum()(x, n, max_val);
   const __m256 s = _mm256_set1_ps(sum);
-  for (i = 0; i + kLanes <= n; i += kLanes) _mm256_storeu_ps(x + i, _mm256_div_ps(_mm256_loadu_ps(x + i), s));
+  int i = 0;
+  for (; i + kLanes <= n; i += kLanes) _mm256_storeu_ps(x + i, _mm256_div_ps(_mm256_loadu_ps(x + i), s));
   for (; i < n; ++i) x[i] /= sum;
 }
 
@@ -366,6 +360,7 @@ const Kernels& avx2_kernels() {
     k.matmul[type_index(TensorType::kF16)] = matmul_f16;
     k.interleave[type_index(TensorType::kF16)] = fixed_interleave<kLanes>;
     k.exp = x86::select_exp();
+    k.exp_sum = x86::select_exp_sum();
     k.compact_at_least = compact_at_least;
     return k;
   }();

@@ -83,6 +83,8 @@ using MatmulBatchFn = void (*)(float* out, std::size_t out_stride, const Matrix&
 using QuantizeFn = void (*)(const float* x, int n, int group, void* values, float* scales);
 // x[i] = expf(x[i]) for i < n, in place (Kernels::exp).
 using ExpFn = void (*)(float* x, int n);
+// x[i] = expf(x[i] - max) for i < n, in place; returns their float sum (Kernels::exp_sum).
+using ExpSumFn = float (*)(float* x, int n, float max);
 // Writes the IEEE bits of every x[i] >= threshold (NaN never is), in index order, to
 // out[0..count) and returns count; out must have room for n (lanes past count may be written).
 using CompactFn = int (*)(const float* x, int n, float threshold, std::uint32_t* out);
@@ -108,6 +110,11 @@ struct Kernels {
   // the CPU has FMA and, checked once per process on a probe set, it gives this process's
   // expf bits; otherwise they keep the reference loop, so the slot is exact on any libm.
   ExpFn exp;
+  // The middle of run.c's softmax, bit for bit: x[i] = expf(x[i] - max) (one float subtraction,
+  // then the exp slot's expf) for i < n, in place, and their sum added in index order (the
+  // additions rounded one at a time). Vector backends fuse it so that the chain of additions
+  // overlaps the expf arithmetic.
+  ExpSumFn exp_sum;
   // Top-p's candidate filter (sampling/topp.cpp): the probabilities >= its cutoff, as bits.
   CompactFn compact_at_least;
   // Multi-head attention with grouped KV heads (kv head = h / (n_heads / n_kv_heads)).

@@ -121,6 +121,15 @@ void exp(float* x, int n) {
   for (int i = 0; i < n; ++i) x[i] = std::exp(x[i]);
 }
 
+float exp_sum(float* x, int n, float max) {
+  float sum = 0.0f;
+  for (int i = 0; i < n; ++i) {
+    x[i] = std::exp(x[i] - max);
+    sum += x[i];
+  }
+  return sum;
+}
+
 int compact_at_least(const float* x, int n, float threshold, std::uint32_t* out) {
   // Every value is written, only kept ones advance count (count <= i keeps it in bounds).
   int count = 0;
@@ -220,6 +229,7 @@ const Kernels& reference_kernels() {
     k.rmsnorm = rmsnorm;
     k.softmax = softmax;
     k.exp = exp;
+    k.exp_sum = exp_sum;
     k.compact_at_least = compact_at_least;
     k.attention = attention;
     k.attention_f16 = attention_f16;

@@ -37,6 +37,8 @@ void rmsnorm(float* out, const float* x, const float* w, int n, float eps);
 void softmax(float* x, int n);
 // x[i] = std::exp(x[i]) (the C library's expf) for i < n, in order: the kernel table's exp.
 void exp(float* x, int n);
+// run.c's softmax loop: x[i] = std::exp(x[i] - max); sum += x[i]. The table's exp_sum.
+float exp_sum(float* x, int n, float max);
 // The kernel table's compact_at_least: a branch-free loop (a branch on the compare would
 // mispredict constantly on a peaked distribution).
 int compact_at_least(const float* x, int n, float threshold, std::uint32_t* out);

@@ -105,6 +105,24 @@ POCKETLM_TARGET_FMA void exp_fma(float* x, int n) {
   for (; i < n; ++i) x[i] = std::exp(x[i]);
 }
 
+// As exp_sum_avx512 below: each step's additions overlap the next step's arithmetic.
+POCKETLM_TARGET_FMA float exp_sum_fma(float* x, int n, float max) {
+  const __m256 m = _mm256_set1_ps(max);
+  float sum = 0.0f;
+  int i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    _mm256_storeu_ps(x + i, _mm256_sub_ps(_mm256_loadu_ps(x + i), m));
+    exp8(x + i);
+    for (int j = i - kLanes; i > 0 && j < i; ++j) sum += x[j];
+  }
+  for (int j = i > 0 ? i - kLanes : 0; j < i; ++j) sum += x[j];
+  for (; i < n; ++i) {
+    x[i] = std::exp(x[i] - max);
+    sum += x[i];
+  }
+  return sum;
+}
+
 // The same arithmetic with 8 doubles per register: half the instructions per value. (AVX-512F
 // has the same correctly rounded fused multiply-add, conversions and integer steps.)
 #define POCKETLM_TARGET_AVX512 __attribute__((target("avx512f")))
@@ -137,28 +155,59 @@ POCKETLM_TARGET_AVX512 inline __m256 exp8_avx512(__m512d xd, const __m512i* tabl
   return _mm512_cvtpd_ps(y);  // round to nearest, as vcvtsd2ss
 }
 
+
+// 16 values in place: the main path for all, then std::exp for the lanes in the special range.
+POCKETLM_TARGET_AVX512 inline void exp16(float* x, const __m512i* table) {
+  const __m512 v = _mm512_loadu_ps(x);
+  const __m256 lo = exp8_avx512(_mm512_cvtps_pd(_mm512_castps512_ps256(v)), table);
+  const __m256 hi = exp8_avx512(_mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))), table);
+  _mm512_storeu_ps(x, _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(lo)),
+                                                          _mm256_castps_pd(hi), 1)));
+  const __m512i abs_bits = _mm512_and_si512(_mm512_castps_si512(v), _mm512_set1_epi32(0x7fffffff));
+  if (const unsigned mask = _mm512_cmpgt_epi32_mask(abs_bits, _mm512_set1_epi32(kSpecialAbove))) {
+    // glibc's special path for those lanes (rare: |x| >= 88, inf, NaN).
+    float v16[16];
+    _mm512_storeu_ps(v16, v);
+    for (int j = 0; j < 16; ++j)
+      if (mask & (1u << j)) x[j] = std::exp(v16[j]);
+  }
+}
+
+struct Table512 {
+  __m512i r[4];
+  POCKETLM_TARGET_AVX512 Table512()
+      : r{_mm512_load_si512(kTable), _mm512_load_si512(kTable + 8), _mm512_load_si512(kTable + 16),
+          _mm512_load_si512(kTable + 24)} {}
+};
+
 }  // namespace
 
 POCKETLM_TARGET_AVX512 void exp_avx512(float* x, int n) {
-  const __m512i table[4] = {_mm512_load_si512(kTable), _mm512_load_si512(kTable + 8), _mm512_load_si512(kTable + 16),
-                            _mm512_load_si512(kTable + 24)};
+  const Table512 table;
+  int i = 0;
+  for (; i + 16 <= n; i += 16) exp16(x + i, table.r);
+  for (; i < n; ++i) x[i] = std::exp(x[i]);
+}
+
+// exp_sum: x - max, then a vector step of expf, then the additions of the previous step's
+// values, so that the chain of dependent additions (the sum's order is run.c's) runs while
+// the next step's arithmetic does.
+POCKETLM_TARGET_AVX512 float exp_sum_avx512(float* x, int n, float max) {
+  const Table512 table;
+  const __m512 m = _mm512_set1_ps(max);
+  float sum = 0.0f;
   int i = 0;
   for (; i + 16 <= n; i += 16) {
-    const __m512 v = _mm512_loadu_ps(x + i);
-    const __m256 lo = exp8_avx512(_mm512_cvtps_pd(_mm512_castps512_ps256(v)), table);
-    const __m256 hi = exp8_avx512(_mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))), table);
-    _mm512_storeu_ps(x + i, _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(lo)),
-                                                                 _mm256_castps_pd(hi), 1)));
-    const __m512i abs_bits = _mm512_and_si512(_mm512_castps_si512(v), _mm512_set1_epi32(0x7fffffff));
-    if (const unsigned mask = _mm512_cmpgt_epi32_mask(abs_bits, _mm512_set1_epi32(kSpecialAbove))) {
-      // glibc's special path for those lanes (rare: |x| >= 88, inf, NaN).
-      float v16[16];
-      _mm512_storeu_ps(v16, v);
-      for (int j = 0; j < 16; ++j)
-        if (mask & (1u << j)) x[i + j] = std::exp(v16[j]);
-    }
+    _mm512_storeu_ps(x + i, _mm512_sub_ps(_mm512_loadu_ps(x + i), m));
+    exp16(x + i, table.r);
+    for (int j = i - 16; i > 0 && j < i; ++j) sum += x[j];
   }
-  for (; i < n; ++i) x[i] = std::exp(x[i]);
+  for (int j = i > 0 ? i - 16 : 0; j < i; ++j) sum += x[j];
+  for (; i < n; ++i) {
+    x[i] = std::exp(x[i] - max);
+    sum += x[i];
+  }
+  return sum;
 }
 #pragma GCC diagnostic pop
 
@@ -253,6 +302,13 @@ ExpFn select_exp() {
     return fma && exp_kernel_matches(exp_fma, std_exp) ? exp_fma : reference::exp;
   }();
   return chosen;
+}
+
+ExpSumFn select_exp_sum() {
+  const ExpFn exp = select_exp();
+  if (exp == exp_avx512) return exp_sum_avx512;
+  if (exp == exp_fma) return exp_sum_fma;
+  return reference::exp_sum;
 }
 
 }  // namespace pocketlm::x86

@@ -29,4 +29,12 @@ bool exp_kernel_matches(ExpFn kernel, float (*scalar)(float));
 // std::exp on the probe; else reference::exp.
 ExpFn select_exp();
 
+// The exp_sum slot (kernels.h) with exp_fma's or exp_avx512's arithmetic: each vector step's
+// additions (in index order) run while the next step's expf is computed. Same CPU needs.
+float exp_sum_fma(float* x, int n, float max);
+float exp_sum_avx512(float* x, int n, float max);
+
+// The exp_sum slot that goes with select_exp()'s choice (reference::exp_sum with reference::exp).
+ExpSumFn select_exp_sum();
+
 }  // namespace pocketlm::x86

@@ -67,7 +67,7 @@ Status Sampler::carve(int vocab_size, Arena& arena) {
 
 void Sampler::configure(const SamplerParams& params, const Kernels& kernels) {
   params_ = params;
-  exp_ = kernels.exp;
+  exp_sum_ = kernels.exp_sum;
   compact_ = kernels.compact_at_least;
   rng_ = Rng(params.seed);
   last_outcome_ = SampleOutcome::kSampled;
@@ -97,7 +97,7 @@ int Sampler::sample(float* logits) {
     ++greedy_limit_samples_;
     return sample_argmax(logits, n);
   }
-  const float largest = softmax_tempered(logits, n, finite_temperature(t, logits, n), max_logit, exp_);
+  const float largest = softmax_tempered(logits, n, finite_temperature(t, logits, n), max_logit, exp_sum_);
   const float coin = rng_.next_f32();
   if (!(params_.topp > 0.0f && params_.topp < 1.0f)) return sample_mult(logits, n, coin);
   return sample_topp(logits, n, params_.topp, scratch_, coin, largest, compact_);

@@ -51,7 +51,7 @@ class Sampler {
   Status carve(int vocab_size, Arena& arena);
   // Sets temperature, top-p and seed; restarts the RNG and the fallback counters. The
   // softmax is computed here (sampling/softmax.h, run.c's arithmetic with the division by T)
-  // with the expf of `kernels` (its exp slot), which must outlive the sampler's use.
+  // with the expf of `kernels` (its exp_sum slot), which must outlive the sampler's use.
   void configure(const SamplerParams& params, const Kernels& kernels);
 
   // Samples a token id from logits[vocab_size] and always returns one in [0, vocab_size).
@@ -75,7 +75,7 @@ class Sampler {
 
  private:
   int vocab_size_ = 0;
-  ExpFn exp_ = nullptr;  // set by configure()
+  ExpSumFn exp_sum_ = nullptr;  // set by configure()
   CompactFn compact_ = nullptr;
   ToppScratch scratch_;
   SamplerParams params_;
