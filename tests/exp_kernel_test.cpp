@@ -144,6 +144,30 @@ TEST_P(ExpKernel, ExpSumIsRunCsLoop) {
   check(32000, 101);
 }
 
+// Terms that are exact ties on the running sum's grid: after expf(0) = 1 the sum is in [1, 2)
+// (grid steps of 2^-23). Odd multiples of 2^-24 are a whole number of steps and a half, so
+// whether they round up depends on the parity of the sum before them, which odd multiples of
+// 2^-23 flip. A vector backend must not add such a step at once.
+TEST_P(ExpKernel, ExpSumTiesOnTheSumsGrid) {
+  std::vector<float> halves, wholes;  // x < 0 with expf(x) = (2k + 1) 2^-24, resp. (2k + 1) 2^-23
+  for (float x = -5.2f; (halves.size() < 48 || wholes.size() < 48) && x < -4.0f; x = std::nextafter(x, 0.0f)) {
+    const double scaled = std::ldexp(static_cast<double>(std::exp(x)), 24);
+    if (scaled != std::floor(scaled)) continue;
+    if (std::fmod(scaled, 2.0) == 1.0 && halves.size() < 48) halves.push_back(x);
+    if (std::fmod(scaled, 4.0) == 2.0 && wholes.size() < 48) wholes.push_back(x);
+  }
+  ASSERT_EQ(halves.size(), 48u);
+  ASSERT_EQ(wholes.size(), 48u);
+  std::vector<float> want(96), got;
+  want[0] = 0.0f;
+  for (std::size_t i = 1; i < want.size(); ++i) want[i] = i % 2 ? halves[i / 2] : wholes[i / 2 - 1];
+  got = want;
+  const float want_sum = reference::exp_sum(want.data(), 96, 0.0f);
+  const float got_sum = k_.exp_sum(got.data(), 96, 0.0f);
+  EXPECT_EQ(bits_of(got_sum), bits_of(want_sum)) << k_.name << ": " << got_sum << ", want " << want_sum;
+  for (int i = 0; i < 96; ++i) ASSERT_EQ(bits_of(got[static_cast<std::size_t>(i)]), bits_of(want[static_cast<std::size_t>(i)]));
+}
+
 // All 2^32 patterns; run by hand (--gtest_also_run_disabled_tests). Backends whose slot is the
 // reference loop are skipped: that loop is std::exp by definition.
 TEST_P(ExpKernel, DISABLED_EveryFloat) {
@@ -174,12 +198,14 @@ std::vector<const Kernels*> vector_exp_tables() {
     Kernels k = reference_kernels();
     k.name = "exp_fma";
     k.exp = x86::exp_fma;
+    k.exp_sum = x86::exp_sum_fma;
     return k;
   }();
   static Kernels avx512 = [] {
     Kernels k = reference_kernels();
     k.name = "exp_avx512";
     k.exp = x86::exp_avx512;
+    k.exp_sum = x86::exp_sum_avx512;
     return k;
   }();
   std::vector<const Kernels*> tables;

@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-#include "pocketlm/sampling/order_free_sum.h"
+#include "pocketlm/base/order_free_sum.h"
 
 namespace pocketlm {
 namespace {

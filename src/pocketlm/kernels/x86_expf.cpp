@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "pocketlm/base/order_free_sum.h"
 #include "pocketlm/kernels/reference.h"
 
 #define POCKETLM_TARGET_FMA __attribute__((target("avx2,fma")))
@@ -87,14 +88,42 @@ POCKETLM_TARGET_FMA __attribute__((noinline, cold)) void special_lanes(float* ou
     if (mask & (1 << j)) out[j] = std::exp(v[j]);
 }
 
-// 8 values: the main path for all, then std::exp for the lanes in the special range.
-POCKETLM_TARGET_FMA inline void exp8(float* x) {
+// 8 values in place: the main path for all, then std::exp for the lanes in the special range.
+// Returns the 8 results.
+POCKETLM_TARGET_FMA inline __m256 exp8(float* x) {
   const __m256 v = _mm256_loadu_ps(x);
   const __m256 lo = _mm256_castps128_ps256(exp4(_mm256_cvtps_pd(_mm256_castps256_ps128(v))));
-  _mm256_storeu_ps(x, _mm256_insertf128_ps(lo, exp4(_mm256_cvtps_pd(_mm256_extractf128_ps(v, 1))), 1));
+  const __m256 y = _mm256_insertf128_ps(lo, exp4(_mm256_cvtps_pd(_mm256_extractf128_ps(v, 1))), 1);
+  _mm256_storeu_ps(x, y);
   const __m256i abs_bits = _mm256_and_si256(_mm256_castps_si256(v), _mm256_set1_epi32(0x7fffffff));
   const __m256i special = _mm256_cmpgt_epi32(abs_bits, _mm256_set1_epi32(kSpecialAbove));
-  if (const int mask = _mm256_movemask_ps(_mm256_castsi256_ps(special))) special_lanes(x, v, mask);
+  if (const int mask = _mm256_movemask_ps(_mm256_castsi256_ps(special))) {
+    special_lanes(x, v, mask);
+    return _mm256_loadu_ps(x);
+  }
+  return y;
+}
+
+// Adds the 8 values of v to the running sum on grid g in any order (base/order_free_sum.h),
+// if that gives the sequential sum's bits: every q = v / u in [0, 2^22) and not a tie, and the
+// total below the binade's end. Then g->steps has advanced; else nothing changed.
+POCKETLM_TARGET_FMA inline bool add8_order_free(SumGrid* g, __m256 v, __m256 to_steps) {
+  const __m256 q = _mm256_mul_ps(v, to_steps);  // exact: a power-of-two scale
+  const __m256 fits = _mm256_and_ps(_mm256_cmp_ps(q, _mm256_setzero_ps(), _CMP_GE_OQ),
+                                    _mm256_cmp_ps(q, _mm256_set1_ps(SumGrid::kFits), _CMP_LT_OQ));
+  const __m256 r = _mm256_round_ps(q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m256 d = _mm256_sub_ps(q, r);  // exact; +-0.5 on a tie
+  const __m256 tie = _mm256_or_ps(_mm256_cmp_ps(d, _mm256_set1_ps(0.5f), _CMP_EQ_OQ),
+                                  _mm256_cmp_ps(d, _mm256_set1_ps(-0.5f), _CMP_EQ_OQ));
+  if (_mm256_movemask_ps(_mm256_andnot_ps(tie, fits)) != 0xff) return false;
+  const __m256i steps = _mm256_cvtps_epi32(r);  // integers below 2^22: exact
+  __m128i t = _mm_add_epi32(_mm256_castsi256_si128(steps), _mm256_extracti128_si256(steps, 1));
+  t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 0x4e));
+  t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 0xb1));
+  const std::int32_t total = _mm_cvtsi128_si32(t);
+  if (g->steps + total >= SumGrid::kEnd) return false;
+  g->steps += total;
+  return true;
 }
 
 }  // namespace
@@ -105,17 +134,27 @@ POCKETLM_TARGET_FMA void exp_fma(float* x, int n) {
   for (; i < n; ++i) x[i] = std::exp(x[i]);
 }
 
-// As exp_sum_avx512 below: each step's additions overlap the next step's arithmetic.
+// exp_sum: x - max and a vector step of expf; the step's values are added to the sum at once
+// where their order cannot change it (add8_order_free: no chain of dependent additions), else
+// one by one in index order (where the sum crosses a power of two, and while it is below
+// 2^-103, e.g. before the first large term).
 POCKETLM_TARGET_FMA float exp_sum_fma(float* x, int n, float max) {
   const __m256 m = _mm256_set1_ps(max);
   float sum = 0.0f;
+  SumGrid g{};
+  bool on_grid = false;  // g holds the sum (and `sum` is stale)
+  __m256 to_steps = _mm256_setzero_ps();
   int i = 0;
   for (; i + kLanes <= n; i += kLanes) {
     _mm256_storeu_ps(x + i, _mm256_sub_ps(_mm256_loadu_ps(x + i), m));
-    exp8(x + i);
-    for (int j = i - kLanes; i > 0 && j < i; ++j) sum += x[j];
+    const __m256 y = exp8(x + i);
+    if (on_grid && add8_order_free(&g, y, to_steps)) continue;
+    if (on_grid) sum = g.value();
+    for (int j = i; j < i + kLanes; ++j) sum += x[j];
+    on_grid = SumGrid::of(sum, &g);
+    to_steps = _mm256_set1_ps(g.to_steps);
   }
-  for (int j = i > 0 ? i - kLanes : 0; j < i; ++j) sum += x[j];
+  if (on_grid) sum = g.value();
   for (; i < n; ++i) {
     x[i] = std::exp(x[i] - max);
     sum += x[i];
@@ -157,12 +196,14 @@ POCKETLM_TARGET_AVX512 inline __m256 exp8_avx512(__m512d xd, const __m512i* tabl
 
 
 // 16 values in place: the main path for all, then std::exp for the lanes in the special range.
-POCKETLM_TARGET_AVX512 inline void exp16(float* x, const __m512i* table) {
+// Returns the 16 results.
+POCKETLM_TARGET_AVX512 inline __m512 exp16(float* x, const __m512i* table) {
   const __m512 v = _mm512_loadu_ps(x);
   const __m256 lo = exp8_avx512(_mm512_cvtps_pd(_mm512_castps512_ps256(v)), table);
   const __m256 hi = exp8_avx512(_mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))), table);
-  _mm512_storeu_ps(x, _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(lo)),
-                                                          _mm256_castps_pd(hi), 1)));
+  const __m512 y = _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(lo)),
+                                                        _mm256_castps_pd(hi), 1));
+  _mm512_storeu_ps(x, y);
   const __m512i abs_bits = _mm512_and_si512(_mm512_castps_si512(v), _mm512_set1_epi32(0x7fffffff));
   if (const unsigned mask = _mm512_cmpgt_epi32_mask(abs_bits, _mm512_set1_epi32(kSpecialAbove))) {
     // glibc's special path for those lanes (rare: |x| >= 88, inf, NaN).
@@ -170,7 +211,25 @@ POCKETLM_TARGET_AVX512 inline void exp16(float* x, const __m512i* table) {
     _mm512_storeu_ps(v16, v);
     for (int j = 0; j < 16; ++j)
       if (mask & (1u << j)) x[j] = std::exp(v16[j]);
+    return _mm512_loadu_ps(x);
   }
+  return y;
+}
+
+// add8_order_free for 16 values.
+POCKETLM_TARGET_AVX512 inline bool add16_order_free(SumGrid* g, __m512 v, __m512 to_steps) {
+  const __m512 q = _mm512_mul_ps(v, to_steps);
+  const __mmask16 fits = _mm512_cmp_ps_mask(q, _mm512_setzero_ps(), _CMP_GE_OQ) &
+                         _mm512_cmp_ps_mask(q, _mm512_set1_ps(SumGrid::kFits), _CMP_LT_OQ);
+  const __m512 r = _mm512_roundscale_ps(q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m512 d = _mm512_sub_ps(q, r);
+  const __mmask16 tie = _mm512_cmp_ps_mask(d, _mm512_set1_ps(0.5f), _CMP_EQ_OQ) |
+                        _mm512_cmp_ps_mask(d, _mm512_set1_ps(-0.5f), _CMP_EQ_OQ);
+  if ((fits & static_cast<__mmask16>(~tie)) != 0xffff) return false;
+  const std::int32_t total = _mm512_reduce_add_epi32(_mm512_cvtps_epi32(r));
+  if (g->steps + total >= SumGrid::kEnd) return false;
+  g->steps += total;
+  return true;
 }
 
 struct Table512 {
@@ -189,20 +248,25 @@ POCKETLM_TARGET_AVX512 void exp_avx512(float* x, int n) {
   for (; i < n; ++i) x[i] = std::exp(x[i]);
 }
 
-// exp_sum: x - max, then a vector step of expf, then the additions of the previous step's
-// values, so that the chain of dependent additions (the sum's order is run.c's) runs while
-// the next step's arithmetic does.
+// As exp_sum_fma, 16 values per step.
 POCKETLM_TARGET_AVX512 float exp_sum_avx512(float* x, int n, float max) {
   const Table512 table;
   const __m512 m = _mm512_set1_ps(max);
   float sum = 0.0f;
+  SumGrid g{};
+  bool on_grid = false;
+  __m512 to_steps = _mm512_setzero_ps();
   int i = 0;
   for (; i + 16 <= n; i += 16) {
     _mm512_storeu_ps(x + i, _mm512_sub_ps(_mm512_loadu_ps(x + i), m));
-    exp16(x + i, table.r);
-    for (int j = i - 16; i > 0 && j < i; ++j) sum += x[j];
+    const __m512 y = exp16(x + i, table.r);
+    if (on_grid && add16_order_free(&g, y, to_steps)) continue;
+    if (on_grid) sum = g.value();
+    for (int j = i; j < i + 16; ++j) sum += x[j];
+    on_grid = SumGrid::of(sum, &g);
+    to_steps = _mm512_set1_ps(g.to_steps);
   }
-  for (int j = i > 0 ? i - 16 : 0; j < i; ++j) sum += x[j];
+  if (on_grid) sum = g.value();
   for (; i < n; ++i) {
     x[i] = std::exp(x[i] - max);
     sum += x[i];

@@ -3,7 +3,7 @@
 #include <bit>
 #include <cstring>
 
-#include "pocketlm/sampling/order_free_sum.h"
+#include "pocketlm/base/order_free_sum.h"
 #include "pocketlm/sampling/sampler.h"
 #include "pocketlm/sampling/scan.h"
 
