@@ -361,6 +361,7 @@ const Kernels& avx2_kernels() {
     k.interleave[type_index(TensorType::kF16)] = fixed_interleave<kLanes>;
     k.exp = x86::select_exp();
     k.exp_sum = x86::select_exp_sum();
+    k.softmax = softmax;
     k.compact_at_least = compact_at_least;
     return k;
   }();
