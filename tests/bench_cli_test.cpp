@@ -62,6 +62,27 @@ TEST(BenchCli, BadRepeatsIsOneLineError) {
   expect_error({"bench", model(), "-z", tok512(), "--repeats", "0"}, {"--repeats", "0"});
 }
 
+TEST(BenchCli, SampledRepeatsReportTheirRateAndTheRatio) {
+  const CommandResult r =
+      run_pocketlm({"bench", model(), "-z", tok512(), "-n", "24", "--repeats", "2", "-t", "1", "-p", "0.9", "-s", "7"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(row(r.out, "seq_len / steps").find("each followed by one sampled (-t 1 -p 0.9 -s 7)"), std::string::npos)
+      << r.out;
+  EXPECT_NE(row(r.out, "sampled decode tok/s"), "") << r.out;
+  EXPECT_NE(row(r.out, "sampled / greedy").find("at the median ms/token"), std::string::npos) << r.out;
+  // Greedy only unless -t > 0.
+  const CommandResult g = run_pocketlm({"bench", model(), "-z", tok512(), "-n", "8", "--repeats", "1"});
+  ASSERT_EQ(g.exit_code, 0) << g.err;
+  EXPECT_EQ(row(g.out, "sampled / greedy"), "") << g.out;
+}
+
+TEST(BenchCli, BadSamplingFlagsAreOneLineErrors) {
+  expect_error({"bench", model(), "-z", tok512(), "-t", "-1"}, {"-t", "-1"});
+  expect_error({"bench", model(), "-z", tok512(), "-t", "nan"}, {"-t"});
+  expect_error({"bench", model(), "-z", tok512(), "-t", "1", "-p", "1.5"}, {"-p", "1.5"});
+  expect_error({"bench", model(), "-z", tok512(), "-t", "1", "-s", "0"}, {"-s", "0"});
+}
+
 TEST(BenchCli, ZeroStepsMeanSeqLenAsForRun) {
   const CommandResult r = run_pocketlm({"bench", model(), "-z", tok512(), "-n", "0", "--seq-len", "16", "--repeats", "1"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

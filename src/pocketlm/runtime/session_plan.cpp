@@ -88,7 +88,7 @@ Status describe_session_regions(const ModelSpec& spec, const WeightPlacement& pl
   }
   format_to(note, sizeof note, "[%d] f32", c.vocab_size);
   POCKETLM_TRY(plan->add(region::kLogits, 0, note));
-  POCKETLM_TRY(plan->add(kSamplerRegion, 0, "top-p: candidate ids and keys [vocab_size] x 2 + radix counts"));
+  POCKETLM_TRY(plan->add(kSamplerRegion, 0, "top-p: candidate keys and running sums [vocab_size] x 2 + bucket counts"));
   POCKETLM_TRY(plan->add(kTokenizerRegion, 0, "scores, offsets, piece bytes, sorted index"));
   format_to(note, sizeof note, "tokenizer read buffer (reads are at most %zu bytes)", io_chunk_bytes);
   POCKETLM_TRY(plan->add(kIoChunkRegion, 0, note));
