@@ -193,21 +193,16 @@ bool cpu_has_avx512f() { return cpu_has_fma() && __builtin_cpu_supports("avx512f
 
 // The x86 vector kernels this CPU can run, each as a kernel table of its own, so that the
 // sweeps above run on both even where the avx2 table installs only one.
+Kernels exp_table(const char* name, ExpFn exp, ExpSumFn exp_sum) {
+  Kernels k = reference_kernels();
+  k.name = name;
+  k.exp = exp;
+  k.exp_sum = exp_sum;
+  return k;
+}
 std::vector<const Kernels*> vector_exp_tables() {
-  static Kernels fma = [] {
-    Kernels k = reference_kernels();
-    k.name = "exp_fma";
-    k.exp = x86::exp_fma;
-    k.exp_sum = x86::exp_sum_fma;
-    return k;
-  }();
-  static Kernels avx512 = [] {
-    Kernels k = reference_kernels();
-    k.name = "exp_avx512";
-    k.exp = x86::exp_avx512;
-    k.exp_sum = x86::exp_sum_avx512;
-    return k;
-  }();
+  static const Kernels fma = exp_table("exp_fma", x86::exp_fma, x86::exp_sum_fma);
+  static const Kernels avx512 = exp_table("exp_avx512", x86::exp_avx512, x86::exp_sum_avx512);
   std::vector<const Kernels*> tables;
   if (cpu_has_fma()) tables.push_back(&fma);
   if (cpu_has_avx512f()) tables.push_back(&avx512);
