@@ -81,6 +81,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   Sampler sampler;
   if (!sampler.carve(vocab, arena).ok()) std::abort();
   sampler.configure(SamplerParams{temperature, topp, seed}, reference_kernels());
+  // The same with this CPU's default backend (its vector expf and sum, its top-p filter): the
+  // same tokens and the same probability bits.
+  Arena fast_arena;
+  if (!fast_arena.init_owned(Sampler::scratch_bytes(vocab)).ok()) std::abort();
+  Sampler fast_sampler;
+  if (!fast_sampler.carve(vocab, fast_arena).ok()) std::abort();
+  static const Kernels& fast_kernels = default_kernels();  // (CPUID once: slow in a VM)
+  fast_sampler.configure(SamplerParams{temperature, topp, seed}, fast_kernels);
   // Scratch of the direct top-p calls, exact size too.
   std::vector<ProbIndex> pairs(n);
   std::vector<std::uint32_t> topp_memory(topp_scratch_bytes(vocab) / sizeof(std::uint32_t));
@@ -90,6 +98,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::vector<float> work = logits;  // exact size: ASan catches reads past the vocabulary
     const int id = sampler.sample(work.data());
     check(id >= 0 && id < vocab);
+    std::vector<float> fast_work = logits;
+    check(fast_sampler.sample(fast_work.data()) == id);
+    check(fast_sampler.last_outcome() == sampler.last_outcome());
+    check(std::memcmp(fast_work.data(), work.data(), n * sizeof(float)) == 0);
     const SampleOutcome outcome = sampler.last_outcome();
     if (outcome != SampleOutcome::kSampled || !(temperature > 0.0f)) {
       // Greedy (asked for, or the fallback): the argmax, logits untouched (bit for bit).
