@@ -40,6 +40,7 @@ std::vector<float> softmax_terms(int n, float sigma, std::mt19937& rng) {
   std::normal_distribution<float> logit(0.0f, sigma);
   std::vector<float> v(static_cast<std::size_t>(n));
   for (float& x : v) x = logit(rng);
+  if (v.empty()) return v;
   const float m = *std::max_element(v.begin(), v.end());
   for (float& x : v) x = std::exp(x - m);
   return v;
