@@ -164,6 +164,7 @@ int sample_topp(const float* probs, int n, float topp, const ToppScratch& scratc
   // The candidates' bits in id order (the backend's filter), then their bucket histogram.
   std::uint32_t* keys = scratch.keys;
   const int n0 = compact(probs, n, cutoff, keys);
+  if (n0 == 0) return sample_argmax(probs, n);  // (only if `largest` was not probs' maximum)
   for (int i = 0; i < n0; ++i) ++counts[(max_key - keys[i]) >> shift];
 
   // One stable counting-sort pass groups the candidates by bucket (unless one bucket holds
