@@ -7,7 +7,7 @@
 //   acc += ((float)isum * w_scale) * x_scale, groups in order. For group sizes that are a
 //   multiple of 32 the weights are interleaved by 8 rows at load (kernels/q80_interleave.h).
 // - attention: scores 8 positions at a time, values 8 dimensions at a time (see below); its
-//   softmax's expf through the exp slot.
+//   softmax through the exp_sum slot.
 // - batched q8_0 matmul (prefill, kernels/batch.h): per 8-row block, 4 tokens share each weight
 //   load; each token's lanes do exactly the single-token arithmetic.
 // - Q4_0 and Q8_0 (ggml blocks, Q8_0 activations): weights interleaved by 8 rows with 4 bytes of
@@ -17,7 +17,10 @@
 //   acc = acc + (float)isum * (d_w * d_x), blocks in order. Q4_0 multiplies the unsigned
 //   nibbles (q + 8) and subtracts 8 * (the block's activation sum) afterwards, in integers.
 // - f16 matmul: weights interleaved by 8 rows, converted exactly with F16C, then as fp32.
-// - exp: glibc's __expf_fma 8 floats at a time when it gives this libm's bits (x86_expf.h).
+// - exp, exp_sum: glibc's __expf_fma 8 floats at a time (16 with AVX-512F) when it gives this
+//   libm's bits, the softmax's sum in vector steps where order cannot change it (x86_expf.h).
+// - compact_at_least (top-p's filter): a compare, a permutation from a 256-entry table and one
+//   store per 8 values.
 // Compiled with -mavx2 -mf16c (fp16 scales and weights); selected when the CPU reports both
 // (kernels/registry.cpp). The int8 matmuls are in kernels/x86_int8.h, shared with avxvnni.
 #include <immintrin.h>
