@@ -194,7 +194,6 @@ POCKETLM_TARGET_AVX512 inline __m256 exp8_avx512(__m512d xd, const __m512i* tabl
   return _mm512_cvtpd_ps(y);  // round to nearest, as vcvtsd2ss
 }
 
-
 // 16 values in place: the main path for all, then std::exp for the lanes in the special range.
 // Returns the 16 results.
 POCKETLM_TARGET_AVX512 inline __m512 exp16(float* x, const __m512i* table) {
