@@ -18,10 +18,8 @@ int reply_reserve(int max_reply, int seq_len) {
 }  // namespace
 
 Status Session::run_positions(const std::int32_t* tokens, int count, int pos, int* blocks) {
-  const int batch = model_->prefill_batch();
   int i = 0;
-  while (batch > 1 && count - i >= 2) {
-    const int c = min_int(count - i, batch);
+  while (const int c = prefill_block(count - i)) {
     model_->forward_batch(tokens + i, c, pos + i);
     POCKETLM_TRY(model_->status());
     ++*blocks;

@@ -318,6 +318,11 @@ Status Session::encode(const char* text, std::size_t len, std::int32_t* tokens, 
   return Status();
 }
 
+int Session::prefill_block(int remaining) const {
+  const int batch = model_->prefill_batch();
+  return batch > 1 && remaining >= 2 ? (remaining < batch ? remaining : batch) : 0;
+}
+
 Status Session::generate(const std::int32_t* prompt, int n_prompt, int steps, const SamplerParams& params,
                          TokenCallback on_token, void* ctx, GenerateStats* stats) {
   if (!ready_)
@@ -350,9 +355,9 @@ Status Session::generate(const std::int32_t* prompt, int n_prompt, int steps, co
   // Prefill: the passes whose next token is forced (pos < n_prompt - 1) go in blocks, with no
   // logits; the last prompt token's pass, whose logits are sampled, is the loop's below.
   const int forced_end = n_prompt - 1 < steps ? n_prompt - 1 : steps;
-  const int batch = model_->prefill_batch();
-  while (!stopped && batch > 1 && forced_end - pos >= 2) {
-    const int count = forced_end - pos < batch ? forced_end - pos : batch;
+  while (!stopped) {
+    const int count = prefill_block(forced_end - pos);
+    if (count == 0) break;
     const std::uint64_t bytes = model_reads_.bytes();
     model_->forward_batch(prompt + pos, count, pos);
     const Status read = model_->status();

@@ -222,9 +222,13 @@ class Session {
   // chat_turn() without its cleanup after an error.
   Status run_chat_turn(const std::int32_t* message, int n, int max_reply, TokenCallback on_token, void* ctx,
                        ChatTurnStats* stats);
-  // Runs tokens[0..count) at positions pos.. without logits (blocks of prefill_batch(), then
+  // Runs tokens[0..count) at positions pos.. without logits (blocks of prefill_block(), then
   // single passes); counts forward_batch() calls into *blocks.
   Status run_positions(const std::int32_t* tokens, int count, int pos, int* blocks);
+  // Tokens the next batched pass takes when `remaining` tokens without logits are left: up to
+  // the plan's prefill batch; 0 (one pass per token) when batching is off or one is left.
+  // generate() and run_positions() cut their prompts with it.
+  int prefill_block(int remaining) const;
   // The context-full policy for an input of n_in positions and a reply reserve (runtime/chat.cpp):
   // what it does, and doing it.
   ChatRoom plan_room(int n_in, int reserve) const;
