@@ -40,7 +40,7 @@ ToppScratch topp_scratch_at(void* memory, int n);
 //  - topp outside (0, 1) or NaN (run.c never calls top-p then): sample_mult(probs, n, coin);
 //  - NaN probabilities are never candidates; +inf ones are, and sort first.
 // Cost: a max pass and a filter pass over probs, one counting-sort pass grouping the
-// candidates by their top digit (bucket), then the walks in chunks of >= 256 keys ending on a
+// candidates by their top digit (bucket), then the walks in chunks of >= 128 keys ending on a
 // bucket's end. A chunk that adds to the same float in any order (order_free_sum.h) is summed
 // at once, vectorized; only chunks where the running sum crosses a binade, topp or coin * sum
 // are sorted inside their buckets and summed key by key. run.c sorts all n0 candidates with
