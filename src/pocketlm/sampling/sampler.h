@@ -75,8 +75,9 @@ class Sampler {
 
  private:
   int vocab_size_ = 0;
-  ExpSumFn exp_sum_ = nullptr;  // set by configure()
-  CompactFn compact_ = nullptr;
+  // The backend's slots, set by configure() (the reference ones until then).
+  ExpSumFn exp_sum_ = reference_kernels().exp_sum;
+  CompactFn compact_ = reference_kernels().compact_at_least;
   ToppScratch scratch_;
   SamplerParams params_;
   Rng rng_;
