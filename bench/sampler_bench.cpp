@@ -126,10 +126,9 @@ void BM_ToppOnly(benchmark::State& state) {
 void BM_Softmax(benchmark::State& state) {
   const std::vector<float> logits = logits_for(static_cast<int>(state.range(0)));
   std::vector<float> work(kVocab);
-  const Kernels& kernels = default_kernels();  // (CPUID: slow in a VM, not per iteration)
   for (auto _ : state) {
     std::memcpy(work.data(), logits.data(), sizeof(float) * kVocab);
-    kernels.softmax(work.data(), kVocab);
+    default_kernels().softmax(work.data(), kVocab);
     benchmark::DoNotOptimize(work.data());
   }
   state.SetLabel(shape_name(static_cast<int>(state.range(0))));
@@ -140,10 +139,9 @@ void BM_SoftmaxTempered(benchmark::State& state) {
   const std::vector<float> logits = logits_for(static_cast<int>(state.range(0)));
   const float max_logit = *std::max_element(logits.begin(), logits.end());
   std::vector<float> work(kVocab);
-  const ExpSumFn exp_sum = default_kernels().exp_sum;
   for (auto _ : state) {
     std::memcpy(work.data(), logits.data(), sizeof(float) * kVocab);
-    softmax_tempered(work.data(), kVocab, 1.0f, max_logit, exp_sum);
+    softmax_tempered(work.data(), kVocab, 1.0f, max_logit, default_kernels().exp_sum);
     benchmark::DoNotOptimize(work.data());
   }
   state.SetLabel(shape_name(static_cast<int>(state.range(0))));

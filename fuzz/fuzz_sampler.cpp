@@ -87,8 +87,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!fast_arena.init_owned(Sampler::scratch_bytes(vocab)).ok()) std::abort();
   Sampler fast_sampler;
   if (!fast_sampler.carve(vocab, fast_arena).ok()) std::abort();
-  static const Kernels& fast_kernels = default_kernels();  // (CPUID once: slow in a VM)
-  fast_sampler.configure(SamplerParams{temperature, topp, seed}, fast_kernels);
+  fast_sampler.configure(SamplerParams{temperature, topp, seed}, default_kernels());
   // Scratch of the direct top-p calls, exact size too.
   std::vector<ProbIndex> pairs(n);
   std::vector<std::uint32_t> topp_memory(topp_scratch_bytes(vocab) / sizeof(std::uint32_t));

@@ -20,13 +20,19 @@ const Kernels& neon_kernels();  // kernels/neon.cpp; AArch64 always has Advanced
 
 namespace {
 
+// The CPU's features are read once per process (thread-safe statics): CPUID traps to the
+// hypervisor in a VM and costs microseconds there, and default_kernels() is asked per session
+// and by tests and benchmarks in loops.
 [[maybe_unused]] bool cpu_has_avx2() {  // unused where no x86 backend is compiled
 #if defined(POCKETLM_HAVE_AVX2)
-  // The avx2 backend also converts fp16 block scales with F16C (every AVX2 CPU has it): CPUID
-  // leaf 1, ECX bit 29 (clang's __builtin_cpu_supports does not know "f16c").
-  unsigned a = 0, b = 0, c = 0, d = 0;
-  const bool f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29)) != 0;
-  return __builtin_cpu_supports("avx2") && f16c;
+  static const bool has = [] {
+    // The avx2 backend also converts fp16 block scales with F16C (every AVX2 CPU has it):
+    // CPUID leaf 1, ECX bit 29 (clang's __builtin_cpu_supports does not know "f16c").
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    const bool f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29)) != 0;
+    return __builtin_cpu_supports("avx2") && f16c;
+  }();
+  return has;
 #else
   return false;
 #endif
@@ -34,9 +40,12 @@ namespace {
 
 [[maybe_unused]] bool cpu_has_avxvnni() {
 #if defined(POCKETLM_HAVE_AVX2)
-  // AVX-VNNI (the VEX-encoded vpdpbusd): CPUID leaf 7, sub-leaf 1, EAX bit 4.
-  unsigned a = 0, b = 0, c = 0, d = 0;
-  return cpu_has_avx2() && __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 4)) != 0;
+  static const bool has = [] {
+    // AVX-VNNI (the VEX-encoded vpdpbusd): CPUID leaf 7, sub-leaf 1, EAX bit 4.
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return cpu_has_avx2() && __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 4)) != 0;
+  }();
+  return has;
 #else
   return false;
 #endif
