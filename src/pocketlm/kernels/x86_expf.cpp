@@ -369,10 +369,13 @@ ExpFn select_exp() {
 }
 
 ExpSumFn select_exp_sum() {
-  const ExpFn exp = select_exp();
-  if (exp == exp_avx512) return exp_sum_avx512;
-  if (exp == exp_fma) return exp_sum_fma;
-  return reference::exp_sum;
+  // Decided once, like select_exp: avx2's softmax asks for it per attention head and token.
+  static const ExpSumFn chosen = [] {
+    const ExpFn exp = select_exp();
+    if (exp == exp_avx512) return exp_sum_avx512;
+    return exp == exp_fma ? exp_sum_fma : reference::exp_sum;
+  }();
+  return chosen;
 }
 
 }  // namespace pocketlm::x86

@@ -34,7 +34,8 @@ ExpFn select_exp();
 float exp_sum_fma(float* x, int n, float max);
 float exp_sum_avx512(float* x, int n, float max);
 
-// The exp_sum slot that goes with select_exp()'s choice (reference::exp_sum with reference::exp).
+// The exp_sum slot that goes with select_exp()'s choice (reference::exp_sum with
+// reference::exp), decided once per process.
 ExpSumFn select_exp_sum();
 
 }  // namespace pocketlm::x86
