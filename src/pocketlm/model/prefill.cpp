@@ -20,11 +20,14 @@ Status BatchState::carve(const ModelConfig& c, int seq_len, int rows, bool batch
   if (!checked_product(&hidden, static_cast<std::uint64_t>(batch), static_cast<std::uint64_t>(c.hidden_dim), 1u))
     return Status::error(StatusCode::kOutOfMemory, "prefill batch: %d tokens x hidden_dim %d overflows", batch,
                          c.hidden_dim);
-  if (!checked_product(&scores, static_cast<std::uint64_t>(c.n_heads) * kAttentionQueryTile,
-                       static_cast<std::uint64_t>(seq_len), 1u))
-    return Status::error(StatusCode::kOutOfMemory, "prefill batch: scores of n_heads %d x %d queries x seq_len %d overflow",
-                         c.n_heads, kAttentionQueryTile, seq_len);
-  if (batched_attention) POCKETLM_TRY(carve_array(arena, region::kPrefill, scores, &att));
+  if (batched_attention) {
+    if (!checked_product(&scores, static_cast<std::uint64_t>(c.n_heads) * kAttentionQueryTile,
+                         static_cast<std::uint64_t>(seq_len), 1u))
+      return Status::error(StatusCode::kOutOfMemory,
+                           "prefill batch: scores of n_heads %d x %d queries x seq_len %d overflow", c.n_heads,
+                           kAttentionQueryTile, seq_len);
+    POCKETLM_TRY(carve_array(arena, region::kPrefill, scores, &att));
+  }
   POCKETLM_TRY(carve_array(arena, region::kPrefill, dim, &x));
   POCKETLM_TRY(carve_array(arena, region::kPrefill, dim, &xb));
   POCKETLM_TRY(carve_array(arena, region::kPrefill, dim, &xb2));

@@ -62,11 +62,10 @@ class ScopedModel {
 
 }  // namespace
 
-// Whether every logit is finite, in one cheap pass: x * 0 is 0 for a finite x and NaN for NaN
-// or inf, so the sum stays 0 exactly when all are finite (four sums break the add chain).
+// Whether every logit is finite, in one cheap pass: NaN and +-inf are the floats whose exponent
+// bits are all ones, and an OR of integer compares vectorizes (a float sum would be a chain of
+// dependent additions).
 bool Session::logits_finite(const float* logits, int n) {
-  // NaN and +-inf are the floats whose exponent bits are all ones: an OR of integer compares,
-  // which vectorizes (a float sum would be one chain of dependent additions).
   unsigned non_finite = 0;
   for (int i = 0; i < n; ++i)
     non_finite |= static_cast<unsigned>((std::bit_cast<std::uint32_t>(logits[i]) & 0x7f800000u) == 0x7f800000u);

@@ -82,8 +82,10 @@ Status describe_session_regions(const ModelSpec& spec, const WeightPlacement& pl
             int8_input ? " + quantized input copy" : "");
   POCKETLM_TRY(plan->add(region::kActivations, 0, note));
   if (prefill_batch > 1) {
+    char scores[48] = "";
+    if (batched_attention) format_to(scores, sizeof scores, "; scores %d x heads x seq", kAttentionQueryTile);
     format_to(note, sizeof note, "%d prompt tokens per pass: x xb xb2 q hb hb2%s each%s", prefill_batch,
-              int8_input ? " + quantized input" : "", batched_attention ? "; scores 4 x heads x seq" : "");
+              int8_input ? " + quantized input" : "", scores);
     POCKETLM_TRY(plan->add(region::kPrefill, 0, note));
   }
   format_to(note, sizeof note, "[%d] f32", c.vocab_size);
