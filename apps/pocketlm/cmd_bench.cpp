@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -91,6 +92,13 @@ double percentile(const std::vector<double>& sorted, double p) {
   return sorted[std::min(i, sorted.size() - 1)];
 }
 
+// Tokens per second over passes of ms[i] milliseconds each (0 without any).
+double tok_per_s(const std::vector<double>& ms) {
+  double s = 0.0;
+  for (double m : ms) s += m / 1e3;
+  return s > 0 ? static_cast<double>(ms.size()) / s : 0.0;
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const std::size_t n = v.size();
@@ -161,7 +169,7 @@ int run_bench(const BenchOptions& o) {
   SamplerParams sampled;
   long long seed = 0;
   if (st.ok()) st = parse_float("-t", o.temperature, &sampled.temperature);
-  if (st.ok() && !(sampled.temperature >= 0.0f && sampled.temperature <= 3.4e38f))
+  if (st.ok() && !(sampled.temperature >= 0.0f && std::isfinite(sampled.temperature)))
     st = Status::error(StatusCode::kInvalidArgument, "-t: temperature %s is not a finite value >= 0", o.temperature.c_str());
   if (st.ok()) st = parse_float("-p", o.topp, &sampled.topp);
   if (st.ok() && !(sampled.topp >= 0.0f && sampled.topp <= 1.0f))
@@ -233,9 +241,7 @@ int run_bench(const BenchOptions& o) {
     if (!st.ok()) return fail(st);
   }
 
-  double decode_s = 0.0;
-  for (double ms : t.decode_ms) decode_s += ms / 1e3;
-  const double decode_tps = decode_s > 0 ? static_cast<double>(t.decode_ms.size()) / decode_s : 0.0;
+  const double decode_tps = tok_per_s(t.decode_ms);
   const double prefill_tps = t.prefill_s > 0 ? t.prefill_passes / t.prefill_s : 0.0;
   const std::uint64_t bytes_per_token = session.model().weight_bytes_per_token();
 
@@ -267,10 +273,11 @@ int run_bench(const BenchOptions& o) {
   }
   if (sampling && !t.decode_ms.empty() && !ts.decode_ms.empty()) {
     // The sampler's cost as a ratio of two rates measured in the same process, interleaved.
-    double sampled_s = 0.0;
-    for (double ms : ts.decode_ms) sampled_s += ms / 1e3;
-    const double sampled_tps = static_cast<double>(ts.decode_ms.size()) / sampled_s;
-    const double sampled_median = 1e3 / median(ts.decode_ms), greedy_median = 1e3 / percentile(sorted, 50);
+    // Both medians the same way: the nearest sample, as the greedy rows above.
+    std::vector<double> sampled_sorted = ts.decode_ms;
+    std::sort(sampled_sorted.begin(), sampled_sorted.end());
+    const double sampled_tps = tok_per_s(ts.decode_ms);
+    const double sampled_median = 1e3 / percentile(sampled_sorted, 50), greedy_median = 1e3 / percentile(sorted, 50);
     row("sampled decode tok/s", fmt("%.1f (%.0f passes; %.1f at the median ms/token)", sampled_tps,
                                     static_cast<double>(ts.decode_ms.size()), sampled_median));
     row("sampled / greedy", fmt("%.3f (decode tok/s; %.3f at the median ms/token)", sampled_tps / decode_tps,
