@@ -180,17 +180,8 @@ inline void weighted_values(const AttentionArgs& a, const float* att, int positi
 }
 
 // run.c's softmax with its expf loop through the exp_sum slot (x86::select_exp_sum: expf's
-// bits, the sum in index order); the max in index order, the division 8 at a time.
-void softmax(float* x, int n) {
-  float max_val = x[0];
-  for (int i = 1; i < n; ++i)
-    if (x[i] > max_val) max_val = x[i];
-  const float sum = x86::select_exp_sum()(x, n, max_val);
-  const __m256 s = _mm256_set1_ps(sum);
-  int i = 0;
-  for (; i + kLanes <= n; i += kLanes) _mm256_storeu_ps(x + i, _mm256_div_ps(_mm256_loadu_ps(x + i), s));
-  for (; i < n; ++i) x[i] /= sum;
-}
+// bits, the sum in index order).
+void softmax(float* x, int n) { reference::softmax_over(x, n, x86::select_exp_sum()); }
 
 // Attention, exact: the scores of 8 positions at once (each lane sums q[i] * k_t[i] over i in
 // order; the keys of 8 positions come as transposed 8x8 tiles), run.c's softmax, then the weighted

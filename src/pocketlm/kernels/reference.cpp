@@ -105,17 +105,15 @@ void rmsnorm(float* out, const float* x, const float* w, int n, float eps) {
   for (int j = 0; j < n; ++j) out[j] = w[j] * (ss * x[j]);
 }
 
-void softmax(float* x, int n) {
+void softmax_over(float* x, int n, ExpSumFn exp_sum) {
   float max_val = x[0];
   for (int i = 1; i < n; ++i)
     if (x[i] > max_val) max_val = x[i];
-  float sum = 0.0f;
-  for (int i = 0; i < n; ++i) {
-    x[i] = std::exp(x[i] - max_val);
-    sum += x[i];
-  }
+  const float sum = exp_sum(x, n, max_val);
   for (int i = 0; i < n; ++i) x[i] /= sum;
 }
+
+void softmax(float* x, int n) { softmax_over(x, n, exp_sum); }
 
 void exp(float* x, int n) {
   for (int i = 0; i < n; ++i) x[i] = std::exp(x[i]);

@@ -35,6 +35,10 @@ void matmul_ggml_tail(float* out, const Matrix& w, const Activation& x, int full
 void quantize_q8_0_act(const float* x, int n, int group, void* values, float* scales);
 void rmsnorm(float* out, const float* x, const float* w, int n, float eps);
 void softmax(float* x, int n);
+// run.c's softmax with its middle loop (x - max, expf, the running sum) as `exp_sum`, a kernel
+// table's slot: the max in index order, exp_sum, then the division. softmax() is it over
+// exp_sum() below; a backend passes its own.
+void softmax_over(float* x, int n, ExpSumFn exp_sum);
 // x[i] = std::exp(x[i]) (the C library's expf) for i < n, in order: the kernel table's exp.
 void exp(float* x, int n);
 // run.c's softmax loop: x[i] = std::exp(x[i] - max); sum += x[i]. The table's exp_sum.
