@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <cstdint>
@@ -25,16 +26,8 @@
 namespace pocketlm {
 namespace {
 
-std::uint32_t bits_of(float f) {
-  std::uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  return u;
-}
-float from_bits(std::uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
-}
+std::uint32_t bits_of(float f) { return std::bit_cast<std::uint32_t>(f); }
+float from_bits(std::uint32_t u) { return std::bit_cast<float>(u); }
 
 // Whether got is want's bits (any NaN matches any NaN).
 bool same(float got, float want) { return bits_of(got) == bits_of(want) || (std::isnan(got) && std::isnan(want)); }

@@ -21,6 +21,7 @@
 
 #include <immintrin.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -309,11 +310,7 @@ constexpr std::uint32_t kEdges[] = {
     0x7f7fffff, 0xff7fffff,  // +-FLT_MAX
 };
 
-float from_bits(std::uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
-}
+float from_bits(std::uint32_t u) { return std::bit_cast<float>(u); }
 
 // kernel over in[0..n) against scalar, bit for bit.
 constexpr int kProbeMax = 512;
