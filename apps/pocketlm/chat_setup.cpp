@@ -7,14 +7,10 @@
 
 namespace pocketlm::cli {
 
-void add_chat_sampling_flags(CLI::App* cmd, std::string* temperature, std::string* topp, std::string* seed,
-                             std::string* steps) {
-  cmd->add_option("-t", *temperature, "temperature, read as run reads it; 0 = greedy (default 1.0)")
-      ->type_name("FLOAT");
-  cmd->add_option("-p", *topp, "top-p in [0,1] (default 0.9)")->type_name("FLOAT");
-  cmd->add_option("-s", *seed, "random seed, read as run reads it; 0 = the clock (default)")->type_name("INT");
-  cmd->add_option("-n", *steps, "most tokens per reply; 0 = until EOS/BOS or a full context (default 256)")
-      ->type_name("INT");
+void add_reply_steps_flag(CLI::App* cmd, std::string* steps) {
+  cmd->add_option("-n", *steps, "most tokens per reply; 0 = until EOS/BOS or a full context")
+      ->type_name("INT")
+      ->capture_default_str();
 }
 
 Status parse_chat_flags(const std::string& chat_template, const std::string& t, const std::string& p,
@@ -33,15 +29,13 @@ Status parse_chat_flags(const std::string& chat_template, const std::string& t, 
   return Status();
 }
 
-Status start_chat(const ChatSessionFlags& flags, const ChatSetup& setup, ChatContext* ctx) {
+Status start_chat(const std::string& model, const SessionFlags& flags, const ChatSetup& setup, ChatContext* ctx) {
   SessionOptions options;
-  POCKETLM_TRY(parse_memory_flags(flags.seq_len, flags.heap, flags.device, &options));
-  POCKETLM_TRY(parse_kv_flag(flags.kv, &options));
-  POCKETLM_TRY(parse_backend_flags(flags.kernels, flags.threads, &options, &ctx->host));
-  POCKETLM_TRY(ctx->model.open(flags.model.c_str(), "model"));
+  POCKETLM_TRY(parse_session_flags(flags, &options, &ctx->host));
+  POCKETLM_TRY(ctx->model.open(model.c_str(), "model"));
   Storage* tokenizer = nullptr;
   std::string label;
-  POCKETLM_TRY(open_tokenizer(flags.tokenizer, flags.model, &ctx->tokenizer, &tokenizer, &label));
+  POCKETLM_TRY(open_tokenizer(flags.tokenizer, model, &ctx->tokenizer, &tokenizer, &label));
   options.chat = true;
   const Status st = ctx->session.open(ctx->model, tokenizer, options);
   if (!st.ok()) {

@@ -7,6 +7,7 @@
 
 #include "chat_driver.h"
 #include "cli_common.h"
+#include "session_flags.h"
 #include "pocketlm/runtime/session.h"
 
 namespace CLI {
@@ -15,9 +16,9 @@ class App;
 
 namespace pocketlm::cli {
 
-// Registers -t -p -s -n on a chat command (chat, console): as run's, with -n per reply.
-void add_chat_sampling_flags(CLI::App* cmd, std::string* temperature, std::string* topp, std::string* seed,
-                             std::string* steps);
+// Registers -n on a chat command (chat, console): most tokens per reply (-t -p -s are the
+// session flags, as run's).
+void add_reply_steps_flag(CLI::App* cmd, std::string* steps);
 
 struct ChatSetup {
   ChatTemplate chat_template = ChatTemplate::kNone;
@@ -38,14 +39,8 @@ struct ChatContext {
   Session session;
 };
 
-// The flags both commands share besides sampling.
-struct ChatSessionFlags {
-  std::string model, tokenizer, seq_len, heap, device, kernels, threads;
-  std::string kv = "f32";
-};
-
 // Reads the memory and backend flags, opens ctx->session with SessionOptions::chat (printing
 // the plan first when it is over budget), prints setup's warnings and begins the conversation.
-Status start_chat(const ChatSessionFlags& flags, const ChatSetup& setup, ChatContext* ctx);
+Status start_chat(const std::string& model, const SessionFlags& flags, const ChatSetup& setup, ChatContext* ctx);
 
 }  // namespace pocketlm::cli

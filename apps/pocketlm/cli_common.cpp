@@ -134,9 +134,10 @@ Status parse_kv_flag(const std::string& kv, SessionOptions* options) {
   return Status::error(StatusCode::kInvalidArgument, "--kv: '%s' is not a KV cache type (f32 or f16)", kv.c_str());
 }
 
-std::string device_choices() {
+std::string device_choices(bool with_screen) {
   std::string choices;
-  for (const DeviceProfile* d = device_profiles(); d->name; ++d) choices += std::string(choices.empty() ? "" : "|") + d->name;
+  for (const DeviceProfile* d = device_profiles(); d->name; ++d)
+    if (!with_screen || d->screen_width > 0) choices += std::string(choices.empty() ? "" : "|") + d->name;
   return choices;
 }
 

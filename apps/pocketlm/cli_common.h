@@ -57,8 +57,8 @@ struct HostResources {
 // this machine has.
 Status parse_backend_flags(const std::string& kernels, const std::string& threads, SessionOptions* options,
                            HostResources* resources);
-// "host|psp|esp32s3": the device profiles, for --help.
-std::string device_choices();
+// "host|psp|esp32s3": the device profiles (with a screen only: "psp|esp32s3"), for --help.
+std::string device_choices(bool with_screen = false);
 // "reference|tiled4|avx2": every backend compiled in, for --help.
 std::string kernel_choices();
 

@@ -22,20 +22,9 @@ namespace pocketlm::cli {
 
 void add_bench_command(CLI::App& app, BenchOptions& o) {
   CLI::App* cmd = app.add_subcommand("bench", "measure prefill/decode speed, ms per token and weight bandwidth");
-  cmd->add_option("model", o.model, "model: llama2.c .bin (v0/v1 fp32, v2 q80) or GGUF")->required()->type_name("FILE");
-  cmd->add_option("-z", o.tokenizer, kTokenizerHelp)->type_name("FILE");
-  cmd->add_option("--kernels", o.kernels, "kernel backend (default: the fastest one this CPU has)")
-      ->type_name(kernel_choices());
-  cmd->add_option("--threads", o.threads, "worker threads (default 1)")->type_name("INT");
+  add_model_argument(cmd, &o.model);
   cmd->add_option("-n", o.steps, "forward passes per repeat, prompt included; 0 = seq_len, as run (default 256, "
                   "clamped to seq_len)")->type_name("INT");
-  cmd->add_option("--seq-len", o.seq_len, "context length in tokens (<= the model's; shrinks the kv cache)")
-      ->type_name("INT");
-  cmd->add_option("--heap", o.heap, "memory budget, as for run; over it: print the plan, exit 1")->type_name("SIZE");
-  cmd->add_option("--kv", o.kv, "KV cache element type: f32 (run.c's, exact; default) or f16 (half the bytes)")
-      ->type_name("f32|f16");
-  cmd->add_option("--device", o.device, "device profile, as for run; adds the projected device tok/s")
-      ->type_name(device_choices());
   cmd->add_option("--repeats", o.repeats, "number of generate() runs (default 5)")->type_name("INT");
   cmd->add_option("-i", o.prompt, "prompt (default \"Once upon a time\")")->type_name("TEXT");
   cmd->add_option("--prompt-tokens", o.prompt_tokens,
@@ -51,6 +40,7 @@ void add_bench_command(CLI::App& app, BenchOptions& o) {
   cmd->add_option("-p", o.topp, "top-p of the sampled repeats, in [0,1] (default 0.9)")->type_name("FLOAT");
   cmd->add_option("-s", o.seed, "seed of the sampled repeats, > 0; every repeat starts from it (default 42)")
       ->type_name("INT");
+  add_session_flags(cmd, kCmdBench, &o);
 }
 
 namespace {
@@ -156,10 +146,8 @@ void print_projection(const DeviceProfile& d, Session& session, double bytes, do
 
 int run_bench(const BenchOptions& o) {
   SessionOptions options;
-  Status st = parse_memory_flags(o.seq_len, o.heap, o.device, &options);
-  if (st.ok()) st = parse_kv_flag(o.kv, &options);
   HostResources host;
-  if (st.ok()) st = parse_backend_flags(o.kernels, o.threads, &options, &host);
+  Status st = parse_session_flags(o, &options, &host);
   long long steps = 0, repeats = 0, prompt_tokens = 0, prefill_batch = 0;
   if (st.ok()) st = parse_int("-n", o.steps, 0, INT32_MAX, &steps);
   if (st.ok()) st = parse_int("--repeats", o.repeats, 1, 100000, &repeats);

@@ -16,9 +16,8 @@ namespace pocketlm::cli {
 void add_chat_command(CLI::App& app, ChatOptions& o) {
   CLI::App* cmd = app.add_subcommand(
       "chat", "a conversation that keeps its kv cache: one message per line of stdin, each reply to stdout");
-  cmd->add_option("model", o.model, "checkpoint: llama2.c .bin or GGUF")->required()->type_name("FILE");
-  cmd->add_option("-z", o.tokenizer, kTokenizerHelp)->type_name("FILE");
-  add_chat_sampling_flags(cmd, &o.temperature, &o.topp, &o.seed, &o.steps);
+  add_model_argument(cmd, &o.model);
+  add_reply_steps_flag(cmd, &o.steps);
   cmd->add_option("-i", o.prompt, "the first message (the rest from stdin)")->type_name("TEXT")->each(
       [&o](const std::string&) { o.has_prompt = true; });
   cmd->add_option("-y", o.system_prompt, "system prompt (template llama2)")->type_name("TEXT")->each(
@@ -27,14 +26,7 @@ void add_chat_command(CLI::App& app, ChatOptions& o) {
                   "how messages become tokens: none = plain text continued turn by turn (default; stories models), "
                   "llama2 = run.c's [INST] <<SYS>> template for Llama-2-chat models")
       ->type_name("none|llama2");
-  cmd->add_option("--device", o.device, "device profile: its memory tiers bound the plan")->type_name(device_choices());
-  cmd->add_option("--heap", o.heap, "memory budget, e.g. 24M (as run)")->type_name("SIZE");
-  cmd->add_option("--seq-len", o.seq_len, "context length in tokens (<= the model's)")->type_name("INT");
-  cmd->add_option("--kv", o.kv, "KV cache element type: f32 (exact; default) or f16 (half the bytes)")
-      ->type_name("f32|f16");
-  cmd->add_option("--kernels", o.kernels, "kernel backend (default: the fastest one this CPU has)")
-      ->type_name(kernel_choices());
-  cmd->add_option("--threads", o.threads, "worker threads (default 1)")->type_name("INT");
+  add_session_flags(cmd, kCmdChat, &o);
 }
 
 namespace {
@@ -65,7 +57,7 @@ int run_chat(const ChatOptions& o) {
   Status st = parse_chat_flags(o.chat_template, o.temperature, o.topp, o.seed, o.steps, &setup);
   if (!st.ok()) return fail(st);
   ChatContext ctx;
-  st = start_chat({o.model, o.tokenizer, o.seq_len, o.heap, o.device, o.kernels, o.threads, o.kv}, setup, &ctx);
+  st = start_chat(o.model, o, setup, &ctx);
   if (!st.ok()) return fail(st);
   Session& session = ctx.session;
 
@@ -124,11 +116,8 @@ int run_chat(const ChatOptions& o) {
 int run_chat_mode(const RunOptions& r) {
   if (!r.token_log.empty()) return fail("--token-log: not available with -m chat (it logs one generate run)");
   ChatOptions o;
+  static_cast<SessionFlags&>(o) = r;  // every session flag as run was given it
   o.model = r.model;
-  o.tokenizer = r.tokenizer;
-  o.temperature = r.temperature;
-  o.topp = r.topp;
-  o.seed = r.seed;
   // run.c's -n bounds the whole conversation; here it bounds each reply (default 256).
   o.steps = r.steps.empty() ? "256" : r.steps;
   o.prompt = r.prompt;
@@ -137,12 +126,6 @@ int run_chat_mode(const RunOptions& r) {
   o.has_system_prompt = !r.system_prompt.empty();
   o.system_from_stdin = true;
   o.chat_template = "llama2";
-  o.heap = r.heap;
-  o.device = r.device;
-  o.seq_len = r.seq_len;
-  o.kernels = r.kernels;
-  o.threads = r.threads;
-  o.kv = r.kv;
   return run_chat(o);
 }
 

@@ -29,7 +29,7 @@ inline constexpr std::uint32_t kGeneratedColor = 0xFFE0E0E0u;    // light grey: 
 void add_console_command(CLI::App& app, ConsoleOptions& o) {
   CLI::App* cmd = app.add_subcommand(
       "console", "the chat on an emulated device screen, driven by an OSK script; writes a PNG per turn");
-  cmd->add_option("model", o.model, "checkpoint: llama2.c .bin or GGUF")->required()->type_name("FILE");
+  add_model_argument(cmd, &o.model);
   cmd->add_option("--osk", o.osk,
                   "OSK script: UTF-16LE strings, each ended by U+0000 (what the PSP's on-screen keyboard returns), "
                   "one per message")
@@ -39,18 +39,11 @@ void add_console_command(CLI::App& app, ConsoleOptions& o) {
                   "the screen after the last turn; OUT-1.png, OUT-2.png, ... after each turn (for OUT.png)")
       ->required()
       ->type_name("FILE");
-  cmd->add_option("--device", o.device, "screen and memory tiers: psp (480x272: 60x34 cells) or esp32s3 (320x240: "
-                                        "40x30 cells) (default psp)")
-      ->type_name("psp|esp32s3");
-  cmd->add_option("-z", o.tokenizer, kTokenizerHelp)->type_name("FILE");
-  add_chat_sampling_flags(cmd, &o.temperature, &o.topp, &o.seed, &o.steps);
+  add_reply_steps_flag(cmd, &o.steps);
   cmd->add_option("-y", o.system_prompt, "system prompt (template llama2)")->type_name("TEXT");
   cmd->add_option("--template", o.chat_template, "none (default) or llama2, as for pocketlm chat")
       ->type_name("none|llama2");
-  cmd->add_option("--seq-len", o.seq_len, "context length in tokens (<= the model's)")->type_name("INT");
-  cmd->add_option("--kernels", o.kernels, "kernel backend (default: the fastest one this CPU has)")
-      ->type_name(kernel_choices());
-  cmd->add_option("--threads", o.threads, "worker threads (default 1)")->type_name("INT");
+  add_session_flags(cmd, kCmdConsole, &o);
 }
 
 namespace {
@@ -95,7 +88,7 @@ int run_console(const ConsoleOptions& o) {
   if (!st.ok()) return fail(st);
 
   ChatContext ctx;
-  st = start_chat({o.model, o.tokenizer, o.seq_len, "", o.device, o.kernels, o.threads, "f32"}, setup, &ctx);
+  st = start_chat(o.model, o, setup, &ctx);
   if (!st.ok()) return fail(st);
   Session& session = ctx.session;
 

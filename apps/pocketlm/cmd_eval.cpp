@@ -37,19 +37,15 @@ namespace pocketlm::cli {
 void add_eval_command(CLI::App& app, EvalOptions& o) {
   CLI::App* cmd = app.add_subcommand(
       "eval", "cross-entropy, perplexity and bits per byte of a model on a text; --against: KL and top-1 agreement");
-  cmd->add_option("model", o.model, "model: llama2.c .bin or GGUF")->required()->type_name("FILE");
+  add_model_argument(cmd, &o.model);
   cmd->add_option("text", o.text, "UTF-8 text, stories separated by <|endoftext|> lines")->required()->type_name("FILE");
-  cmd->add_option("-z", o.tokenizer, kTokenizerHelp)->type_name("FILE");
   cmd->add_option("--against", o.against, "base model (same vocabulary): report mean KL(base || model) and top-1 agreement")
       ->type_name("FILE");
   cmd->add_option("--split", o.split, "stories read: heldout (the fixed 5 %, default) or all")->type_name("heldout|all");
   cmd->add_option("--split-seed", o.split_seed, "seed of the held-out split (default 42)")->type_name("INT");
   cmd->add_option("--stories", o.stories, "read at most this many stories of the split (default: all)")->type_name("INT");
-  cmd->add_option("--seq-len", o.seq_len, "window length in tokens (default: the model's seq_len)")->type_name("INT");
   cmd->add_option("--stride", o.stride, "tokens between window starts (default: half the window)")->type_name("INT");
-  cmd->add_option("--kernels", o.kernels, "kernel backend (default: the fastest one this CPU has)")
-      ->type_name(kernel_choices());
-  cmd->add_option("--threads", o.threads, "worker threads (default 1)")->type_name("INT");
+  add_session_flags(cmd, kCmdEval, &o);
 }
 
 namespace {
@@ -109,8 +105,7 @@ Status parse_count(const char* flag, const std::string& text, long long min, lon
 int run_eval(const EvalOptions& o) {
   SessionOptions options;
   HostResources host;
-  Status st = parse_memory_flags(o.seq_len, "", "", &options);
-  if (st.ok()) st = parse_backend_flags(o.kernels, o.threads, &options, &host);
+  Status st = parse_session_flags(o, &options, &host);
   long long stride = 0, max_stories = 0;
   if (st.ok() && !o.stride.empty()) st = parse_count("--stride", o.stride, 1, &stride);
   if (st.ok() && !o.stories.empty()) st = parse_count("--stories", o.stories, 1, &max_stories);

@@ -11,7 +11,7 @@ namespace pocketlm::cli {
 
 void add_inspect_command(CLI::App& app, InspectOptions& o) {
   CLI::App* cmd = app.add_subcommand("inspect", "print a checkpoint's format, config and tensor table");
-  cmd->add_option("model", o.model, "model: llama2.c .bin or GGUF")->required()->type_name("FILE");
+  add_model_argument(cmd, &o.model);
 }
 
 int run_inspect(const InspectOptions& o) {

@@ -14,28 +14,13 @@ namespace pocketlm::cli {
 
 void add_plan_command(CLI::App& app, PlanOptions& o) {
   CLI::App* cmd = app.add_subcommand("plan", "print the memory plan of a run; exit 1 when over --heap");
-  cmd->add_option("model", o.model, "model: llama2.c .bin or GGUF")->required()->type_name("FILE");
-  cmd->add_option("-z", o.tokenizer, "tokenizer.bin path; its tables are part of the plan (default: the model's own tokenizer for a GGUF "
-                  "model, else tokenizer.bin)")
-      ->type_name("FILE");
-  cmd->add_option("--heap", o.heap, "budget, e.g. 24M, 24MiB or 25165824 (the first RAM tier's capacity)")
-      ->type_name("SIZE");
-  cmd->add_option("--kv", o.kv, "KV cache element type: f32 (run.c's, exact; default) or f16 (half the bytes)")
-      ->type_name("f32|f16");
-  cmd->add_option("--device", o.device, "device profile: one table per memory tier (see pocketlm devices)")
-      ->type_name(device_choices());
-  cmd->add_option("--seq-len", o.seq_len, "context length in tokens (<= the model's)")->type_name("INT");
-  cmd->add_option("--kernels", o.kernels, "kernel backend, as for run (default: the fastest one this CPU has)")
-      ->type_name(kernel_choices());
-  cmd->add_option("--threads", o.threads, "worker threads, as for run (their pool is outside the arena)")
-      ->type_name("INT");
+  add_model_argument(cmd, &o.model);
+  add_session_flags(cmd, kCmdPlan, &o);
 }
 
 int run_plan(const PlanOptions& o) {
   SessionOptions options;
-  Status st = parse_memory_flags(o.seq_len, o.heap, o.device, &options);
-  if (st.ok()) st = parse_kv_flag(o.kv, &options);
-  if (st.ok()) st = parse_backend_flags(o.kernels, o.threads, &options, nullptr);
+  Status st = parse_session_flags(o, &options, nullptr);
   if (!st.ok()) return fail(st);
   FileStorage model, tokenizer_file;
   Storage* tokenizer = nullptr;

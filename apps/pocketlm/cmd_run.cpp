@@ -22,37 +22,18 @@ namespace pocketlm::cli {
 
 void add_run_command(CLI::App& app, RunOptions& o) {
   CLI::App* cmd = app.add_subcommand("run", "generate text from a llama2.c checkpoint (flags as llama2.c's run)");
-  cmd->add_option("model", o.model, "checkpoint: llama2.c v0/v1 fp32 or v2 q80 .bin")->required()->type_name("FILE");
-  // -t -p -s -n are read as run.c reads them (atof/atoi, runc_flags.h), hence the text.
-  cmd->add_option("-t", o.temperature, "temperature; 0 = greedy, negative = 0 (default 1.0)")->type_name("FLOAT");
-  cmd->add_option("-p", o.topp, "top-p in [0,1]; 0 or 1 = plain multinomial, outside = 0.9 (default 0.9)")
-      ->type_name("FLOAT");
-  cmd->add_option("-s", o.seed, "random seed, read as a C int as llama2.c does; 0 = the clock (default)")
-      ->type_name("INT");
+  add_model_argument(cmd, &o.model);
+  // -n is read as run.c reads it (atoi, runc_flags.h), hence the text; -t -p -s likewise (session_flags.cpp).
   cmd->add_option("-n", o.steps, "number of steps; 0 or negative = seq_len (default 256)")->type_name("INT");
   cmd->add_option("-i", o.prompt, "input prompt")->type_name("TEXT")->each([&o](const std::string&) {
     o.has_prompt = true;
   });
-  cmd->add_option("-z", o.tokenizer, kTokenizerHelp)->type_name("FILE");
   cmd->add_option("-m", o.mode, "mode (default generate; chat: run.c's chat loop, one message per line of stdin, see pocketlm chat)")->type_name("generate|chat");
   cmd->add_option("-y", o.system_prompt, "system prompt (chat mode only)")->type_name("TEXT");
   cmd->add_option("--token-log", o.token_log,
                   "write 'prompt: <ids>' and then each next-token id on its own line to this file")
       ->type_name("FILE");
-  cmd->add_option("--kv", o.kv, "KV cache element type: f32 (run.c's, exact; default) or f16 (half the bytes)")
-      ->type_name("f32|f16");
-  cmd->add_option("--device", o.device, "device profile: its memory tiers bound the plan (see pocketlm devices)")
-      ->type_name(device_choices());
-  cmd->add_option("--heap", o.heap,
-                  "memory budget, e.g. 24M, 24MiB or 25165824; weights that do not fit stay in the model file and are "
-                  "read per token; over it even so: print the plan, exit 1")
-      ->type_name("SIZE");
-  cmd->add_option("--seq-len", o.seq_len, "context length in tokens (<= the model's; shrinks the kv cache)")
-      ->type_name("INT");
-  cmd->add_option("--kernels", o.kernels, "kernel backend (default: the fastest one this CPU has)")
-      ->type_name(kernel_choices());
-  cmd->add_option("--threads", o.threads, "worker threads for matmul rows and attention heads (default 1)")
-      ->type_name("INT");
+  add_session_flags(cmd, kCmdRun, &o);
 }
 
 namespace {
@@ -122,11 +103,8 @@ int run_run(const RunOptions& o) {
   Status st = parse_sampling(o, &sampling);
   if (!st.ok()) return fail(st);
   SessionOptions options;
-  st = parse_memory_flags(o.seq_len, o.heap, o.device, &options);
-  if (st.ok()) st = parse_kv_flag(o.kv, &options);
-  if (!st.ok()) return fail(st);
   HostResources host;
-  st = parse_backend_flags(o.kernels, o.threads, &options, &host);
+  st = parse_session_flags(o, &options, &host);
   if (!st.ok()) return fail(st);
 
   FileStorage model, tokenizer_file;

@@ -1,18 +1,83 @@
 #include "commands.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
 
+#include "build_info.h"
 #include "cli_common.h"
+#include "pocketlm/kernels/kernels.h"
 
 namespace pocketlm::cli {
 
+namespace {
+
+// Levenshtein distance, for "did you mean": command names are a few letters long.
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// "pocketlm X.Y.Z (commit C, Release build)" and the kernel backends: compiled in, and which of
+// them this CPU runs (the default first).
+std::string version_text() {
+  std::string text = std::string("pocketlm ") + POCKETLM_VERSION + " (commit " + POCKETLM_GIT_COMMIT + ", " +
+                     POCKETLM_BUILD_TYPE + " build)\nkernels compiled in: ";
+  std::string runnable;
+  for (const char* const* name = kernel_names(); *name; ++name) {
+    text += std::string(name == kernel_names() ? "" : ", ") + *name;
+    if (find_kernels(*name)) runnable += std::string(runnable.empty() ? "" : ", ") + *name;
+  }
+  return text + "\nkernels this CPU runs: " + runnable + " (default: " + default_kernels().name + ")";
+}
+
+// The first word of argv when it is not an option: a command name, `help [COMMAND]`, or a
+// mistake. Checked before CLI11, which would call any unknown word "a subcommand is
+// required" and skip a stray word before a command (`pocketlm foo run`). Returns an exit
+// code, or -1 to go on parsing `args` (`help run` becomes `run --help`).
+int check_command_word(CLI::App& app, std::vector<std::string>* args) {
+  if (args->size() == 1) return fail("no command given (see pocketlm help)");
+  if ((*args)[1].empty() || (*args)[1][0] == '-') return -1;
+  if ((*args)[1] == "help") {
+    if (args->size() == 2) {
+      *args = {(*args)[0], "--help"};
+      return -1;
+    }
+    *args = {(*args)[0], (*args)[2], "--help"};
+  }
+  const std::string& word = (*args)[1];
+  std::string names, closest;
+  std::size_t best = 3;  // suggest only within two edits
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    if (sub->get_name() == word) return -1;
+    names += (names.empty() ? "" : ", ") + sub->get_name();
+    const std::size_t d = edit_distance(word, sub->get_name());
+    if (d < best) best = d, closest = sub->get_name();
+  }
+  if (!closest.empty()) return fail("'" + word + "' is not a pocketlm command; did you mean '" + closest + "'?");
+  return fail("'" + word + "' is not a pocketlm command (commands: " + names + "; see pocketlm help)");
+}
+
+}  // namespace
+
 int run_cli(int argc, char** argv) {
-  CLI::App app{"pocketlm: run small Llama-family models where every byte is counted"};
+  CLI::App app{"pocketlm: run small Llama-family models where every byte is counted\n"
+               "pocketlm help COMMAND: the flags of one command"};
+  app.name("pocketlm");
   app.require_subcommand(1);
-  app.set_version_flag("--version", "pocketlm 0.1.0");
+  app.set_version_flag("--version", version_text());
   RunOptions run;
   PlanOptions plan;
   InspectOptions inspect;
@@ -32,8 +97,13 @@ int run_cli(int argc, char** argv) {
   add_eval_command(app, eval);
   add_chat_command(app, chat);
   add_console_command(app, console);
+  std::vector<std::string> args(argv, argv + argc);
+  const int word = check_command_word(app, &args);
+  if (word >= 0) return word;
   try {
-    app.parse(argc, argv);
+    // CLI11 takes the words after the program name, last first.
+    std::vector<std::string> words(args.rbegin(), args.rend() - 1);
+    app.parse(words);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
@@ -51,13 +121,16 @@ int run_cli(int argc, char** argv) {
       const std::string& first = extra[0];
       const bool option = first.size() > 1 && first[0] == '-';
       return fail(sub->get_name() + ": unexpected argument(s) '" + words + "'" +
-                  (option ? ": " + first + " is not an option of " + sub->get_name() : "") + " (see pocketlm " +
-                  sub->get_name() + " --help)");
+                  (option ? ": " + first + " is not an option of " + sub->get_name() : "") + " (see pocketlm help " +
+                  sub->get_name() + ")");
     }
-    return fail(std::string(e.what()) + " (see pocketlm --help)");
+    return fail(std::string(e.what()) + " (see pocketlm help)");
   } catch (const CLI::ParseError& e) {
-    // One line, exit code 1, like every other bad input.
-    return fail(std::string(e.what()) + " (see pocketlm --help)");
+    // One line, exit code 1, like every other bad input; named after the command it concerns.
+    const std::vector<CLI::App*> given = app.get_subcommands();
+    if (!given.empty())
+      return fail(given[0]->get_name() + ": " + e.what() + " (see pocketlm help " + given[0]->get_name() + ")");
+    return fail(std::string(e.what()) + " (see pocketlm help)");
   }
   if (app.got_subcommand("run")) return run_run(run);
   if (app.got_subcommand("plan")) return run_plan(plan);

@@ -4,43 +4,28 @@
 
 #include <string>
 
+#include "session_flags.h"
+
 namespace CLI {
 class App;
 }
 
 namespace pocketlm::cli {
 
-struct RunOptions {
+struct RunOptions : SessionFlags {
   std::string model;
-  std::string tokenizer;  // empty: the model's own (GGUF), else run.c's default tokenizer.bin
-  std::string temperature = "1.0";
-  std::string topp = "0.9";
-  std::string seed = "0";  // 0: seed from the clock, as run.c
   std::string steps;  // empty: 256, as run.c
   std::string prompt;
   bool has_prompt = false;
   std::string mode = "generate";
   std::string system_prompt;
   std::string token_log;
-  std::string heap;
-  std::string device;  // empty: the host (one RAM tier of --heap, the model file)
-  std::string kv = "f32";  // KV cache element type: f32 (exact) or f16
-  std::string seq_len = "0";
-  std::string kernels;
-  std::string threads = "1";
 };
 void add_run_command(CLI::App& app, RunOptions& options);
 int run_run(const RunOptions& options);
 
-struct PlanOptions {
+struct PlanOptions : SessionFlags {
   std::string model;
-  std::string tokenizer;  // as run: the plan is exactly run's arena
-  std::string heap;
-  std::string device;  // empty: the host (one RAM tier of --heap, the model file)
-  std::string kv = "f32";  // KV cache element type: f32 (exact) or f16
-  std::string seq_len = "0";
-  std::string kernels;  // the arena depends on the backend (repacked weights, scratch)
-  std::string threads = "1";
 };
 void add_plan_command(CLI::App& app, PlanOptions& options);
 int run_plan(const PlanOptions& options);
@@ -70,63 +55,41 @@ struct ConvertOptions {
 void add_convert_command(CLI::App& app, ConvertOptions& options);
 int run_convert(const ConvertOptions& options);
 
-struct BenchOptions {
+struct BenchOptions : SessionFlags {
+  // -t 0: greedy repeats only; -s 42: sampled repeats from a fixed seed (bench's own -t -p -s).
+  BenchOptions() { temperature = "0"; seed = "42"; }
   std::string model;
-  std::string tokenizer;  // as run
-  std::string kernels;
-  std::string threads = "1";
   std::string steps = "256";
-  std::string seq_len = "0";
-  std::string heap;
-  std::string device;  // empty: the host (one RAM tier of --heap, the model file)
-  std::string kv = "f32";  // KV cache element type: f32 (exact) or f16
   std::string repeats = "5";
   std::string prompt = "Once upon a time";
   std::string prompt_tokens = "0";  // 0: the prompt as -i encodes it
   std::string prefill_batch = "0";  // 0: the plan's choice
-  std::string temperature = "0";    // > 0: sampled repeats too, interleaved with the greedy ones
-  std::string topp = "0.9";
-  std::string seed = "42";
 };
 void add_bench_command(CLI::App& app, BenchOptions& options);
 int run_bench(const BenchOptions& options);
 
 void add_devices_command(CLI::App& app);
 int run_devices();
-struct EvalOptions {
+struct EvalOptions : SessionFlags {
   std::string model;
   std::string text;
-  std::string tokenizer;  // as run
   std::string against;
   std::string split = "heldout";
   std::string split_seed;
   std::string stories;
-  std::string seq_len = "0";
   std::string stride;
-  std::string kernels;
-  std::string threads = "1";
 };
 void add_eval_command(CLI::App& app, EvalOptions& options);
 int run_eval(const EvalOptions& options);
 
-struct ChatOptions {
+struct ChatOptions : SessionFlags {
   std::string model;
-  std::string tokenizer;
-  std::string temperature = "1.0";
-  std::string topp = "0.9";
-  std::string seed = "0";
   std::string steps = "256";  // most tokens per reply; 0 = until EOS/BOS or the context is full
   std::string prompt;         // -i: the first message (then stdin)
   bool has_prompt = false;
   std::string system_prompt;  // -y
   bool has_system_prompt = false;
   std::string chat_template = "none";
-  std::string heap;
-  std::string device;
-  std::string seq_len = "0";
-  std::string kernels;
-  std::string threads = "1";
-  std::string kv = "f32";
   bool system_from_stdin = false;  // run -m chat without -y: the first line of stdin, as run.c
 };
 void add_chat_command(CLI::App& app, ChatOptions& options);
@@ -134,21 +97,14 @@ int run_chat(const ChatOptions& options);
 // run -m chat: run.c's chat() (template llama2) with run's flags.
 int run_chat_mode(const RunOptions& options);
 
-struct ConsoleOptions {
+struct ConsoleOptions : SessionFlags {
+  ConsoleOptions() { device = "psp"; }  // a screen to draw on
   std::string model;
-  std::string tokenizer;
-  std::string device = "psp";
   std::string osk;  // file of UTF-16LE strings (text/osk_script.h)
   std::string png;  // the last frame; per-turn frames beside it
-  std::string temperature = "1.0";
-  std::string topp = "0.9";
-  std::string seed = "0";
   std::string steps = "256";
   std::string system_prompt;
   std::string chat_template = "none";
-  std::string seq_len = "0";
-  std::string kernels;
-  std::string threads = "1";
 };
 void add_console_command(CLI::App& app, ConsoleOptions& options);
 int run_console(const ConsoleOptions& options);
