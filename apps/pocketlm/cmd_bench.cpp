@@ -12,6 +12,7 @@
 
 #include "bandwidth.h"
 #include "cli_common.h"
+#include "device_projection.h"
 #include "commands.h"
 #include "pocketlm/base/byte_size.h"
 #include "ports/posix/file_storage.h"
@@ -109,39 +110,6 @@ std::string bytes_text(std::uint64_t bytes) {
   return std::to_string(bytes) + " (" + human + ")";
 }
 
-// Multiply-adds of one token's forward pass: every matrix element once (attention over the
-// context is left out: a few percent at these sizes).
-double macs_per_token(const ModelSpec& spec) {
-  double macs = 0;
-  for (int i = 0; i < spec.tensor_count(); ++i) {
-    const TensorInfo t = spec.tensor(i);
-    if (t.rows > 1 && t.role != TensorRole::kTokenEmbedding && *role_info(t.role).region) macs += double(t.numel());
-  }
-  if (spec.shared_classifier) macs += double(spec.tensor(TensorRole::kTokenEmbedding, -1).numel());
-  return macs;
-}
-
-// The device's tok/s projected from its read model and compute rate: an estimate, printed with
-// its inputs, not a measurement.
-void print_projection(const DeviceProfile& d, Session& session, double bytes, double seeks) {
-  const DeviceTier* storage = storage_tier(d);
-  const double read_s = storage && bytes > 0 ? bytes / storage->read_bytes_per_s + seeks * storage->read_latency_s : 0;
-  const double macs = macs_per_token(session.spec());
-  if (d.macs_per_s <= 0) {
-    row("projected tok/s", std::string(d.name) + ": no compute rate in the profile (" + d.compute_source + ")");
-    return;
-  }
-  const double compute_s = macs / d.macs_per_s;
-  const bool overlap = storage && storage->reads_overlap_compute;
-  const double token_s = overlap ? std::max(read_s, compute_s) : read_s + compute_s;
-  row("projected tok/s", fmt("%.3g on ", 1.0 / token_s) + d.name +
-                             fmt(" (estimate: reads %.1f MB at %.1f MB/s", bytes / 1e6, storage ? storage->read_bytes_per_s / 1e6 : 0.0) +
-                             fmt(" + %.0f seeks x %.1f ms = %.3f s; compute %.1f M multiply-adds", seeks,
-                                 storage ? storage->read_latency_s * 1e3 : 0.0, read_s, macs / 1e6) +
-                             fmt(" at %.0f M/s = %.3f s; ", d.macs_per_s / 1e6, compute_s) +
-                             (overlap ? "overlapped)" : "one after the other)"));
-}
-
 }  // namespace
 
 int run_bench(const BenchOptions& o) {
@@ -207,7 +175,8 @@ int run_bench(const BenchOptions& o) {
     timing->decode_ms.reserve(static_cast<std::size_t>(n_steps) * static_cast<std::size_t>(repeats));
     timing->first_token_ms.reserve(static_cast<std::size_t>(repeats));
   }
-  std::uint64_t storage_bytes = 0, storage_reads = 0, storage_seeks = 0, passes = 0, prefill_bytes = 0;
+  std::uint64_t storage_bytes = 0, storage_reads = 0, storage_seeks = 0, passes = 0, prefill_bytes = 0,
+                prefill_seeks = 0;
   SamplerParams greedy;
   greedy.temperature = 0.0f;
   for (long long r = 0; r < repeats; ++r) {
@@ -219,6 +188,7 @@ int run_bench(const BenchOptions& o) {
     storage_reads += stats.storage_reads;
     storage_seeks += stats.storage_seeks;
     prefill_bytes += stats.prefill_storage_bytes;
+    prefill_seeks += stats.prefill_storage_seeks;
     passes += static_cast<std::uint64_t>(stats.prefill_passes + stats.decode_passes);
     if (!st.ok()) return fail(st);
     if (!sampling) continue;
@@ -298,7 +268,18 @@ int run_bench(const BenchOptions& o) {
     row("storage by phase", fmt("prefill %.0f per prompt token, decode %.0f per token", prefill_bytes / t.prefill_passes,
                                    decode_passes > 0 ? decode_bytes / decode_passes : 0.0));
   }
-  if (options.device) print_projection(*options.device, session, bytes_per_pass, seeks_per_pass);
+  if (options.device) {
+    // Decode passes of the greedy repeats (whose reads were counted): a prefill pass reads the
+    // weights once for a block of tokens.
+    const double decode_passes = static_cast<double>(t.decode_ms.size());
+    const double decode_bytes = static_cast<double>(storage_bytes - prefill_bytes);
+    const double decode_seeks = static_cast<double>(storage_seeks - prefill_seeks);
+    const double mean_position = (n_prompt - 1 + n_steps - 1) / 2.0;
+    const DeviceProjection p = project_decode(*options.device, session.plan(), session.spec(), session.seq_len(),
+                                              decode_passes > 0 ? decode_bytes / decode_passes : 0.0,
+                                              decode_passes > 0 ? decode_seeks / decode_passes : 0.0, mean_position);
+    row("projected decode tok/s", projection_text(*options.device, p));
+  }
   return kExitOk;
 }
 

@@ -36,19 +36,14 @@ int run_plan(const PlanOptions& o) {
                        o.model.c_str());
   if (!st.ok()) return fail(st);
   const ModelConfig& c = spec.config;
-  const Kernels& kernels = options.kernels ? *options.kernels : default_kernels();
+  const Kernels& kernels = session_kernels(options);
   std::printf("model %s: %s, dim %d, hidden_dim %d, %d layers, %d heads, %d kv heads, vocab %d, seq_len %d\n",
               o.model.c_str(), format_name(spec.format), c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads,
               c.vocab_size, options.seq_len ? options.seq_len : c.seq_len);
   std::printf("tokenizer %s, kernels %s, threads %d\n", tokenizer_label.c_str(), kernels.name, std::stoi(o.threads));
   print_plan(plan, stdout);
-  if (!plan.fits()) {
-    char need[32], budget[32];
-    format_byte_size(plan.total(), need, sizeof need);
-    format_byte_size(plan.budget(), budget, sizeof budget);
-    std::fprintf(stderr, "pocketlm: error: %s: the plan needs %s but --heap is %s\n", o.model.c_str(), need, budget);
-    return kExitError;
-  }
+  if (!plan.fits())  // the tier that overflows, as run says it
+    return fail(plan.overflow_error(o.model.c_str(), options.device ? options.device->name : nullptr, ""));
   return kExitOk;
 }
 

@@ -91,12 +91,51 @@ std::uint64_t MemoryPlan::budget() const {
   return sum;
 }
 
-bool MemoryPlan::fits() const {
+bool MemoryPlan::file_fits() const {
+  const int t = storage_tier();
+  if (t < 0 || tiers_[t].capacity == 0) return true;
+  const PlanTier& tier = tiers_[t];
+  return tier.reserved <= tier.capacity && storage_file_bytes_ <= tier.capacity - tier.reserved;
+}
+
+int MemoryPlan::overflowing_tier() const {
   for (int t = 0; t < tier_count_; ++t) {
     if (tiers_[t].capacity == 0) continue;
-    if (tiers_[t].storage ? storage_file_bytes_ > tiers_[t].capacity : tier_total(t) > tiers_[t].capacity) return false;
+    if (tiers_[t].storage ? !file_fits() : tier_total(t) > tiers_[t].capacity) return t;
   }
-  return true;
+  return -1;
+}
+
+bool MemoryPlan::fits() const { return overflowing_tier() < 0; }
+
+Status MemoryPlan::overflow_error(const char* model, const char* device, const char* note) const {
+  const int t = overflowing_tier();
+  if (t < 0) return Status();
+  const PlanTier& tier = tiers_[t];
+  char need_h[32], capacity_h[32];
+  format_byte_size(tier.capacity, capacity_h, sizeof capacity_h);
+  if (tier.storage) {
+    format_byte_size(storage_file_bytes_, need_h, sizeof need_h);
+    char reserved_h[32];
+    format_byte_size(tier.reserved, reserved_h, sizeof reserved_h);
+    return Status::error(StatusCode::kOutOfMemory,
+                         "%s: the model file (%llu bytes, %s) does not fit %s's %s: it holds %llu bytes (%s), %llu "
+                         "(%s) of them the firmware's",
+                         model, static_cast<unsigned long long>(storage_file_bytes_), need_h,
+                         device ? device : "the device", tier.name, static_cast<unsigned long long>(tier.capacity),
+                         capacity_h, static_cast<unsigned long long>(tier.reserved), reserved_h);
+  }
+  const std::uint64_t need = tier_total(t);
+  format_byte_size(need, need_h, sizeof need_h);
+  if (device)
+    return Status::error(StatusCode::kOutOfMemory, "%s: the session needs %llu bytes (%s) in %s's %s but it holds %llu "
+                         "bytes (%s)%s",
+                         model, static_cast<unsigned long long>(need), need_h, device, tier.name,
+                         static_cast<unsigned long long>(tier.capacity), capacity_h, note);
+  return Status::error(StatusCode::kOutOfMemory, "%s: the session needs %llu bytes (%s) but the budget is %llu bytes "
+                       "(%s)%s",
+                       model, static_cast<unsigned long long>(need), need_h,
+                       static_cast<unsigned long long>(tier.capacity), capacity_h, note);
 }
 
 void MemoryPlan::set_note(const char* name, const char* note) {
@@ -174,8 +213,16 @@ void MemoryPlan::render_tier(int t, void (*write)(const char*, void*), void* ctx
               "bytes of these weights one token's forward pass reads");
     write(line, ctx);
     if (tier.capacity) {  // the whole model file must fit the medium (flash partition)
+      if (tier.reserved) {
+        format_byte_size(tier.reserved, human, sizeof human);
+        format_to(line, sizeof line, "%-22s | %12llu | %10s | %5.1f%% | %s", "firmware (reserved)",
+                  static_cast<unsigned long long>(tier.reserved), human,
+                  100.0 * static_cast<double>(tier.reserved) / static_cast<double>(tier.capacity),
+                  "bootloader, partition table and the app: not the model's");
+        write(line, ctx);
+      }
       format_byte_size(storage_file_bytes_, human, sizeof human);
-      const bool ok = storage_file_bytes_ <= tier.capacity;
+      const bool ok = file_fits();
       format_to(line, sizeof line, "%-22s | %12llu | %10s | %5.1f%% | %s", "model file",
                 static_cast<unsigned long long>(storage_file_bytes_), human,
                 100.0 * static_cast<double>(storage_file_bytes_) / static_cast<double>(tier.capacity),

@@ -26,6 +26,7 @@ struct PlanTier {
   char name[24];           // "heap", "sram", "psram", "memory stick", ...
   bool storage;            // read on demand (not part of the arena)
   std::uint64_t capacity;  // bytes; 0 = unbounded
+  std::uint64_t reserved;  // storage: bytes of the medium that are not the model's (firmware)
 };
 
 class MemoryPlan {
@@ -77,8 +78,18 @@ class MemoryPlan {
   // sum of the RAM tiers' capacities (0 when one of them is unbounded).
   void set_budget(std::uint64_t bytes) { tiers_[0].capacity = bytes; }
   std::uint64_t budget() const;
-  // Whether every RAM tier holds its regions.
+  // Whether every RAM tier holds its regions and the storage medium the model file (with its
+  // reserved bytes).
   bool fits() const;
+  // Whether the storage tier holds the model file and the tier's reserved bytes.
+  bool file_fits() const;
+  // The first tier that does not hold what the plan puts in it (a RAM tier over capacity, or
+  // the storage medium), or -1 when the plan fits.
+  int overflowing_tier() const;
+  // The one-line error for a plan that does not fit: the tier, what it needs and holds (the
+  // model file and the firmware's share for storage). `model` names the file; `device` the
+  // profile (nullptr: the host, whose one RAM tier is --heap); `note` is appended.
+  Status overflow_error(const char* model, const char* device, const char* note) const;
 
   // Writes the plan as text tables, one line per call of `write` (no newline included): one
   // table per tier (region | bytes | share of capacity (or of total) | note), with the totals

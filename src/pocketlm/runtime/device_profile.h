@@ -14,10 +14,14 @@ struct DeviceTier {
   const char* name;
   bool storage;                 // read on demand (no RAM)
   std::uint64_t capacity;       // bytes; 0 = unbounded
-  double read_bytes_per_s;      // storage: sustained read bandwidth
+  double read_bytes_per_s;      // sustained read bandwidth (RAM too); 0 = not a limit the estimate counts
   double read_latency_s;        // storage: cost of one read call (seek, command)
   bool reads_overlap_compute;   // storage: a read can run while the CPU computes
   const char* source;           // where the figures come from
+  // Storage: bytes of the medium that are not the model's (the firmware: bootloader, partition
+  // table, the app itself), checked with the model file against the capacity.
+  std::uint64_t reserved_bytes;
+  const char* reserved_source;
 };
 
 struct DeviceProfile {
@@ -31,6 +35,9 @@ struct DeviceProfile {
   int screen_width;
   int screen_height;
   const char* screen_source;
+  // The kernel backend the device runs (plans and projections use its layouts and scratch
+  // unless --kernels names another); nullptr: this CPU's fastest (the host).
+  const char* kernels;
 };
 
 // The built-in profiles (host, psp, esp32s3), terminated by an entry with a null name.

@@ -17,9 +17,6 @@ int effective_seq_len(const ModelSpec& spec, const SessionOptions& options) {
   return options.seq_len > 0 ? options.seq_len : spec.config.seq_len;
 }
 
-const Kernels& kernels_of(const SessionOptions& options) {
-  return options.kernels ? *options.kernels : default_kernels();
-}
 
 // The tokenizer's piece bytes and the read buffer for parsing it (no larger than the file).
 Status tokenizer_sizes(const Storage& tokenizer, const ModelSpec& spec, const SessionOptions& options,
@@ -62,6 +59,15 @@ class ScopedModel {
 
 }  // namespace
 
+const Kernels& session_kernels(const SessionOptions& options) {
+  if (options.kernels) return *options.kernels;
+  if (options.device && options.device->kernels) {
+    const Kernels* device = find_kernels(options.device->kernels);
+    if (device) return *device;
+  }
+  return default_kernels();
+}
+
 // Whether every logit is finite, in one cheap pass: NaN and +-inf are the floats whose exponent
 // bits are all ones, and an OR of integer compares vectorizes (a float sum would be a chain of
 // dependent additions).
@@ -103,7 +109,7 @@ Status Session::measure(Storage& model, const ModelSpec& spec, const SessionOpti
     plan_tiers(*options.device, plan);
   } else {
     // One RAM tier and the model file, where weights that do not fit stay.
-    const PlanTier tiers[] = {{"ram", false, 0}, {"model file", true, 0}};
+    const PlanTier tiers[] = {{"ram", false, 0, 0}, {"model file", true, 0, 0}};
     plan->set_tiers(tiers, 2);
   }
   if (options.budget_bytes) plan->set_budget(options.budget_bytes);
@@ -112,7 +118,7 @@ Status Session::measure(Storage& model, const ModelSpec& spec, const SessionOpti
                                     "the program itself: code, stacks, libraries (not the arena)"));
   const int seq_len = effective_seq_len(spec, options);
   POCKETLM_TRY(describe_session_regions(spec, placement, seq_len, options.kv, prefill_batch,
-                                        kernels_of(options).attention_batch != nullptr, chunk, plan));
+                                        session_kernels(options).attention_batch != nullptr, chunk, plan));
   if (options.chat)
     POCKETLM_TRY(plan->add(kChatHistoryRegion, 0, "chat: token ids and turn starts, 2 x seq_len x int32"));
   Arena measuring;
@@ -123,7 +129,7 @@ Status Session::measure(Storage& model, const ModelSpec& spec, const SessionOpti
   Sampler sampler;
   unsigned char* buffer = nullptr;
   std::int32_t *chat_tokens = nullptr, *chat_starts = nullptr;
-  POCKETLM_TRY(carve_all(spec, seq_len, kernels_of(options), placement, options.kv, prefill_batch, piece_bytes, chunk,
+  POCKETLM_TRY(carve_all(spec, seq_len, session_kernels(options), placement, options.kv, prefill_batch, piece_bytes, chunk,
                          measuring,
                          m.get(), &tok,
                          &sampler, &buffer, options.chat, &chat_tokens, &chat_starts));
@@ -232,34 +238,9 @@ Status Session::open(Storage& model, Storage* tokenizer, const SessionOptions& o
                          model.name());
   }
   const std::uint64_t need = plan_.total();
-  if (!plan_.fits()) {
-    // The first RAM tier that overflows (with --heap alone: the one budget).
-    int t = 0;
-    while (t < plan_.tier_count() &&
-           (plan_.tier(t).storage || plan_.tier(t).capacity == 0 || plan_.tier_total(t) <= plan_.tier(t).capacity))
-      ++t;
-    if (t == plan_.tier_count()) {  // the RAM tiers fit: the model file is larger than the medium
-      const int s = plan_.storage_tier();
-      return Status::error(StatusCode::kOutOfMemory, "%s: the model file (%llu bytes) does not fit %s's %s (%llu bytes)",
-                           model.name(), static_cast<unsigned long long>(spec.file_bytes),
-                           options.device ? options.device->name : "the device", plan_.tier(s).name,
-                           static_cast<unsigned long long>(plan_.tier(s).capacity));
-    }
-    const std::uint64_t tier_need = plan_.tier_total(t), capacity = plan_.tier(t).capacity;
-    char need_h[32], capacity_h[32];
-    format_byte_size(tier_need, need_h, sizeof need_h);
-    format_byte_size(capacity, capacity_h, sizeof capacity_h);
-    const char* streamed = placement_.any() ? ", even with the weights it can stream kept in storage" : "";
-    if (options.device)
-      return Status::error(StatusCode::kOutOfMemory,
-                           "%s: the session needs %llu bytes (%s) in %s's %s but it holds %llu bytes (%s)%s",
-                           model.name(), static_cast<unsigned long long>(tier_need), need_h, options.device->name,
-                           plan_.tier(t).name, static_cast<unsigned long long>(capacity), capacity_h, streamed);
-    return Status::error(StatusCode::kOutOfMemory,
-                         "%s: the session needs %llu bytes (%s) but the budget is %llu bytes (%s)%s", model.name(),
-                         static_cast<unsigned long long>(tier_need), need_h, static_cast<unsigned long long>(capacity),
-                         capacity_h, streamed);
-  }
+  if (!plan_.fits())
+    return plan_.overflow_error(model.name(), options.device ? options.device->name : nullptr,
+                                placement_.any() ? ", even with the weights it can stream kept in storage" : "");
   const int seq_len = effective_seq_len(spec, options);
   if (options.arena_buffer) {
     arena_.init_borrowed(options.arena_buffer, options.arena_buffer_bytes);
@@ -289,7 +270,7 @@ Status Session::open(Storage& model, Storage* tokenizer, const SessionOptions& o
   POCKETLM_TRY(find_model_kind(model.name(), spec, &kind));
   model_ = kind->construct(model_memory_);
   unsigned char* buffer = nullptr;
-  kernels_ = &kernels_of(options);
+  kernels_ = &session_kernels(options);
   POCKETLM_TRY(carve_all(spec, seq_len, *kernels_, placement_, options.kv, prefill_batch_, piece_bytes, chunk, arena_,
                          model_,
                          &tokenizer_,
@@ -357,7 +338,7 @@ Status Session::generate(const std::int32_t* prompt, int n_prompt, int steps, co
   while (!stopped) {
     const int count = prefill_block(forced_end - pos);
     if (count == 0) break;
-    const std::uint64_t bytes = model_reads_.bytes();
+    const std::uint64_t bytes = model_reads_.bytes(), seeks = model_reads_.seeks();
     model_->forward_batch(prompt + pos, count, pos);
     const Status read = model_->status();
     if (!read.ok()) {
@@ -367,6 +348,7 @@ Status Session::generate(const std::int32_t* prompt, int n_prompt, int steps, co
     const double t = now();
     s.prefill_seconds += t - last;
     s.prefill_storage_bytes += model_reads_.bytes() - bytes;
+    s.prefill_storage_seeks += model_reads_.seeks() - seeks;
     last = t;
     if (first_passes == 0) {
       first_pass_end = t;
@@ -382,7 +364,7 @@ Status Session::generate(const std::int32_t* prompt, int n_prompt, int steps, co
   }
   std::int32_t token = prompt[pos];
   while (!stopped && pos < steps) {
-    const std::uint64_t bytes = model_reads_.bytes();
+    const std::uint64_t bytes = model_reads_.bytes(), seeks = model_reads_.seeks();
     float* logits = model_->forward(token, pos);
     // A read of weights kept in storage failed (the pass computed on zeros): stop.
     const Status read = model_->status();
@@ -403,6 +385,7 @@ Status Session::generate(const std::int32_t* prompt, int n_prompt, int steps, co
       ++s.prefill_passes;
       s.prefill_seconds += t - last;
       s.prefill_storage_bytes += model_reads_.bytes() - bytes;
+      s.prefill_storage_seeks += model_reads_.seeks() - seeks;
     } else {
       if (s.decode_passes == 0) s.first_token_seconds = t - start;
       ++s.decode_passes;

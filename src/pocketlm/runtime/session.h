@@ -31,11 +31,18 @@ inline constexpr const char* kChatHistoryRegion = "chat history";
 // model are about 0.7 MiB.
 inline constexpr int kMaxPrefillBatch = 64;
 
+struct SessionOptions;
+// The backend a session with `options` runs: options.kernels, else the device profile's
+// (tiled4 on the PSP and ESP32-S3: the plan must carve the layouts the device carves), else
+// this CPU's fastest.
+const Kernels& session_kernels(const SessionOptions& options);
+
 // What the platform lends a session (ports/: posix, a PSP or ESP32 port). The engine itself
 // has no threads, files or clocks.
 struct SessionOptions {
   int seq_len = 0;                         // context (tokens); 0 = the model's seq_len
-  const Kernels* kernels = nullptr;        // nullptr = default_kernels()
+  const Kernels* kernels = nullptr;        // nullptr = the device's (DeviceProfile::kernels), else
+                                           // default_kernels()
   Parallel* parallel = nullptr;            // workers for matmul rows and attention heads (not
                                            // owned; nullptr = the calling thread)
   double (*clock)() = nullptr;             // monotonic seconds for GenerateStats; nullptr = no timing
@@ -73,6 +80,7 @@ struct GenerateStats {
   std::uint64_t storage_seeks = 0;  // reads not contiguous with the one before
   std::uint64_t storage_bytes = 0;
   std::uint64_t prefill_storage_bytes = 0;  // the part of storage_bytes the prefill passes read
+  std::uint64_t prefill_storage_seeks = 0;  // the part of storage_seeks they made
   // run.c's "achieved tok/s": (passes - 1) / seconds since the end of the first pass.
   double achieved_tok_per_s = 0.0;
 
