@@ -13,6 +13,7 @@
 #include "bandwidth.h"
 #include "cli_common.h"
 #include "device_projection.h"
+#include "json_output.h"
 #include "commands.h"
 #include "pocketlm/base/byte_size.h"
 #include "ports/posix/file_storage.h"
@@ -39,6 +40,7 @@ void add_bench_command(CLI::App& app, BenchOptions& o) {
                   "their ratio printed (default 0: greedy only)")
       ->type_name("FLOAT");
   cmd->add_option("-p", o.topp, "top-p of the sampled repeats, in [0,1] (default 0.9)")->type_name("FLOAT");
+  add_json_flag(cmd, &o.json);
   cmd->add_option("-s", o.seed, "seed of the sampled repeats, > 0; every repeat starts from it (default 42)")
       ->type_name("INT");
   add_session_flags(cmd, kCmdBench, &o);
@@ -96,7 +98,11 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-void row(const char* key, const std::string& value) { std::printf("%-22s | %s\n", key, value.c_str()); }
+// The table's rows go to stdout unless --json asked for the JSON object instead.
+bool g_table = true;
+void row(const char* key, const std::string& value) {
+  if (g_table) std::printf("%-22s | %s\n", key, value.c_str());
+}
 
 std::string fmt(const char* format, double a, double b = 0, double c = 0, double d = 0, double e = 0) {
   char buf[160];
@@ -203,8 +209,20 @@ int run_bench(const BenchOptions& o) {
   const double prefill_tps = t.prefill_s > 0 ? t.prefill_passes / t.prefill_s : 0.0;
   const std::uint64_t bytes_per_token = session.model().weight_bytes_per_token();
 
-  std::printf("%-22s | %s\n", "metric", "value");
-  std::printf("-----------------------+------------------------------------------------\n");
+  g_table = !o.json;
+  nlohmann::json j = {{"model", o.model},
+                      {"format", format_name(session.spec().format)},
+                      {"kernels", session.kernels().name},
+                      {"threads", session.threads()},
+                      {"seq_len", session.seq_len()},
+                      {"steps", n_steps},
+                      {"prompt_tokens", n_prompt},
+                      {"repeats", repeats},
+                      {"prefill_batch", session.prefill_batch()}};
+  if (g_table) {
+    std::printf("%-22s | %s\n", "metric", "value");
+    std::printf("-----------------------+------------------------------------------------\n");
+  }
   row("model", o.model);
   row("format", format_name(session.spec().format));
   row("kernels", session.kernels().name);
@@ -217,8 +235,18 @@ int run_bench(const BenchOptions& o) {
   row("prefill tok/s", t.prefill_passes ? fmt("%.1f (%.0f passes, up to %.0f tokens per weight read)", prefill_tps,
                                              t.prefill_passes, session.prefill_batch())
                                        : "n/a (no prefill pass)");
+  j["prefill_tok_per_s"] = t.prefill_passes ? nlohmann::json(prefill_tps) : nlohmann::json(nullptr);
   std::vector<double> sorted = t.decode_ms;  // decode ms per pass, ascending
   std::sort(sorted.begin(), sorted.end());
+  j["decode_tok_per_s"] = nullptr;
+  if (!sorted.empty()) {
+    j["decode_tok_per_s"] = decode_tps;
+    j["decode_tok_per_s_at_median"] = 1e3 / percentile(sorted, 50);
+    j["decode_ms"] = {{"median", percentile(sorted, 50)}, {"p10", percentile(sorted, 10)},
+                      {"p90", percentile(sorted, 90)},    {"min", sorted.front()},
+                      {"max", sorted.back()}};
+    j["first_token_ms_median"] = median(t.first_token_ms);
+  }
   if (t.decode_ms.empty()) {
     row("decode tok/s", "n/a (no decode pass: the prompt fills -n)");
   } else {
@@ -236,11 +264,17 @@ int run_bench(const BenchOptions& o) {
     std::sort(sampled_sorted.begin(), sampled_sorted.end());
     const double sampled_tps = tok_per_s(ts.decode_ms);
     const double sampled_median = 1e3 / percentile(sampled_sorted, 50), greedy_median = 1e3 / percentile(sorted, 50);
+    j["sampled"] = {{"temperature", sampled.temperature}, {"topp", sampled.topp}, {"seed", seed},
+                    {"decode_tok_per_s", sampled_tps}, {"ratio_to_greedy", sampled_tps / decode_tps},
+                    {"ratio_to_greedy_at_median", sampled_median / greedy_median}};
     row("sampled decode tok/s", fmt("%.1f (%.0f passes; %.1f at the median ms/token)", sampled_tps,
                                     static_cast<double>(ts.decode_ms.size()), sampled_median));
     row("sampled / greedy", fmt("%.3f (decode tok/s; %.3f at the median ms/token)", sampled_tps / decode_tps,
                                 sampled_median / greedy_median));
   }
+  j["weight_bytes_per_token"] = bytes_per_token;
+  j["effective_gb_per_s"] =
+      t.decode_ms.empty() ? nlohmann::json(nullptr) : nlohmann::json(double(bytes_per_token) * decode_tps / 1e9);
   row("weight bytes/token", bytes_text(bytes_per_token));
   row("effective GB/s", t.decode_ms.empty() ? "n/a"
                                             : fmt("%.2f (weight bytes/token x decode tok/s)",
@@ -250,15 +284,21 @@ int run_bench(const BenchOptions& o) {
   const Bandwidth limit = measure_read_bandwidth(session.threads());
   row("read bandwidth", fmt("%.2f GB/s (%.0f thread(s), %.0f MiB streaming read, best of 5)", limit.gb_per_s,
                             limit.threads, limit.buffer_mib) + ", " + limit.loop + " loads");
+  j["read_bandwidth"] = {{"gb_per_s", limit.gb_per_s}, {"threads", limit.threads}, {"buffer_mib", limit.buffer_mib},
+                         {"loop", limit.loop}};
   if (!t.decode_ms.empty()) {
+    j["fraction_of_limit"] = double(bytes_per_token) / 1e9 / limit.gb_per_s * decode_tps;
     const double per_limit = static_cast<double>(bytes_per_token) / 1e9 / limit.gb_per_s;
     row("fraction of limit", fmt("%.2f (effective GB/s / read bandwidth; %.2f at the median ms/token)",
                                  per_limit * decode_tps, per_limit * 1e3 / percentile(sorted, 50)));
   }
   row("arena bytes", bytes_text(session.arena_bytes()));
+  j["arena_bytes"] = session.arena_bytes();
   const double bytes_per_pass = passes ? static_cast<double>(storage_bytes) / static_cast<double>(passes) : 0.0;
   const double reads_per_pass = passes ? static_cast<double>(storage_reads) / static_cast<double>(passes) : 0.0;
   const double seeks_per_pass = passes ? static_cast<double>(storage_seeks) / static_cast<double>(passes) : 0.0;
+  j["storage"] = {{"bytes_per_token", bytes_per_pass}, {"reads_per_token", reads_per_pass},
+                  {"seeks_per_token", seeks_per_pass}};
   row("storage bytes/token", storage_bytes ? fmt("%.0f in %.0f reads, %.0f seeks (weights kept in storage, counted)",
                                                  bytes_per_pass, reads_per_pass, seeks_per_pass)
                                            : "0 (every weight resident)");
@@ -279,7 +319,20 @@ int run_bench(const BenchOptions& o) {
                                               decode_passes > 0 ? decode_bytes / decode_passes : 0.0,
                                               decode_passes > 0 ? decode_seeks / decode_passes : 0.0, mean_position);
     row("projected decode tok/s", projection_text(*options.device, p));
+    nlohmann::json tiers = nlohmann::json::array();
+    for (int i = 0; i < p.tier_count; ++i)
+      tiers.push_back({{"name", p.tiers[i].tier}, {"bytes_per_token", p.tiers[i].bytes},
+                       {"bytes_per_s", p.tiers[i].bytes_per_s}, {"seconds", p.tiers[i].seconds}});
+    j["projection"] = {{"device", options.device->name},
+                       {"estimate", true},
+                       {"decode_tok_per_s", p.known ? nlohmann::json(p.tok_per_s) : nlohmann::json(nullptr)},
+                       {"macs_per_token", p.macs},
+                       {"compute_s", p.compute_s},
+                       {"storage_seeks_per_token", p.storage_seeks},
+                       {"reads_overlap_compute", p.overlap},
+                       {"tiers", tiers}};
   }
+  if (o.json) print_json(j);
   return kExitOk;
 }
 

@@ -6,6 +6,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "json_output.h"
 #include "pocketlm/base/byte_size.h"
 #include "ports/posix/file_storage.h"
 #include "pocketlm/runtime/session.h"
@@ -16,6 +17,7 @@ void add_plan_command(CLI::App& app, PlanOptions& o) {
   CLI::App* cmd = app.add_subcommand("plan", "print the memory plan of a run; exit 1 when over --heap");
   add_model_argument(cmd, &o.model);
   add_session_flags(cmd, kCmdPlan, &o);
+  add_json_flag(cmd, &o.json);
 }
 
 int run_plan(const PlanOptions& o) {
@@ -37,13 +39,27 @@ int run_plan(const PlanOptions& o) {
   if (!st.ok()) return fail(st);
   const ModelConfig& c = spec.config;
   const Kernels& kernels = session_kernels(options);
+  const Status over = plan.overflow_error(o.model.c_str(), options.device ? options.device->name : nullptr, "");
+  if (o.json) {
+    nlohmann::json j = {{"model", o.model},
+                        {"format", format_name(spec.format)},
+                        {"config", config_json(c)},
+                        {"seq_len", options.seq_len ? options.seq_len : c.seq_len},
+                        {"tokenizer", tokenizer_label},
+                        {"kernels", kernels.name},
+                        {"threads", std::stoi(o.threads)},
+                        {"device", options.device ? options.device->name : "host"},
+                        {"plan", plan_json(plan)},
+                        {"error", over.ok() ? nlohmann::json(nullptr) : nlohmann::json(over.message())}};
+    print_json(j);
+    return over.ok() ? kExitOk : fail(over);
+  }
   std::printf("model %s: %s, dim %d, hidden_dim %d, %d layers, %d heads, %d kv heads, vocab %d, seq_len %d\n",
               o.model.c_str(), format_name(spec.format), c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads,
               c.vocab_size, options.seq_len ? options.seq_len : c.seq_len);
   std::printf("tokenizer %s, kernels %s, threads %d\n", tokenizer_label.c_str(), kernels.name, std::stoi(o.threads));
   print_plan(plan, stdout);
-  if (!plan.fits())  // the tier that overflows, as run says it
-    return fail(plan.overflow_error(o.model.c_str(), options.device ? options.device->name : nullptr, ""));
+  if (!over.ok()) return fail(over);  // the tier that overflows, as run says it
   return kExitOk;
 }
 

@@ -87,13 +87,14 @@ int run_cli(int argc, char** argv) {
   EvalOptions eval;
   ChatOptions chat;
   ConsoleOptions console;
+  DevicesOptions devices;
   add_run_command(app, run);
   add_plan_command(app, plan);
   add_inspect_command(app, inspect);
   add_synth_command(app, synth);
   add_convert_command(app, convert);
   add_bench_command(app, bench);
-  add_devices_command(app);
+  add_devices_command(app, devices);
   add_eval_command(app, eval);
   add_chat_command(app, chat);
   add_console_command(app, console);
@@ -138,7 +139,7 @@ int run_cli(int argc, char** argv) {
   if (app.got_subcommand("synth")) return run_synth(synth);
   if (app.got_subcommand("convert")) return run_convert(convert);
   if (app.got_subcommand("bench")) return run_bench(bench);
-  if (app.got_subcommand("devices")) return run_devices();
+  if (app.got_subcommand("devices")) return run_devices(devices);
   if (app.got_subcommand("eval")) return run_eval(eval);
   if (app.got_subcommand("chat")) return run_chat(chat);
   if (app.got_subcommand("console")) return run_console(console);

@@ -26,6 +26,7 @@ int run_run(const RunOptions& options);
 
 struct PlanOptions : SessionFlags {
   std::string model;
+  bool json = false;
 };
 void add_plan_command(CLI::App& app, PlanOptions& options);
 int run_plan(const PlanOptions& options);
@@ -64,12 +65,17 @@ struct BenchOptions : SessionFlags {
   std::string prompt = "Once upon a time";
   std::string prompt_tokens = "0";  // 0: the prompt as -i encodes it
   std::string prefill_batch = "0";  // 0: the plan's choice
+  bool json = false;
 };
 void add_bench_command(CLI::App& app, BenchOptions& options);
 int run_bench(const BenchOptions& options);
 
-void add_devices_command(CLI::App& app);
-int run_devices();
+struct DevicesOptions {
+  std::string name;  // empty: every profile
+  bool json = false;
+};
+void add_devices_command(CLI::App& app, DevicesOptions& options);
+int run_devices(const DevicesOptions& options);
 struct EvalOptions : SessionFlags {
   std::string model;
   std::string text;

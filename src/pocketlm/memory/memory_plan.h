@@ -62,6 +62,7 @@ class MemoryPlan {
   std::uint64_t tier_total(int tier) const;
   // Bytes of the model file, which the storage tier holds whole (checked against its capacity).
   void set_storage_file_bytes(std::uint64_t bytes) { storage_file_bytes_ = bytes; }
+  std::uint64_t storage_file_bytes() const { return storage_file_bytes_; }
   // Bytes of weights in storage that one token's forward pass reads (set by the planner).
   void set_storage_bytes_per_token(std::uint64_t bytes) { storage_bytes_per_token_ = bytes; }
   std::uint64_t storage_bytes_per_token() const { return storage_bytes_per_token_; }
