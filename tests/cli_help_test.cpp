@@ -29,7 +29,7 @@ TEST(CliHelp, EveryValueIsTypedAndChoicesAreListed) {
       {"chat", {"model FILE", "-z FILE", "-t FLOAT", "-p FLOAT", "-s INT", "-n INT", "-i TEXT", "-y TEXT",
                 "--template none|llama2", "--seq-len INT", "--kv f32|f16", "--heap SIZE", "--kernels " + backends,
                 "--threads INT"}},
-      {"console", {"model FILE", "--osk FILE", "--png FILE", "--device psp|esp32s3", "-z FILE", "-t FLOAT", "-n INT",
+      {"console", {"model FILE", "--osk FILE", "--png FILE", "--device psp|psp-2000|esp32s3", "-z FILE", "-t FLOAT", "-n INT",
                    "--template none|llama2", "--seq-len INT", "--kernels " + backends}},
   };
   for (const auto& [command, needles] : commands) {

@@ -75,7 +75,7 @@ TEST(CliRegistry, ASessionFlagSaysTheSameInEveryCommand) {
 
 TEST(CliRegistry, HelpShowsEachCommandsDefault) {
   const CommandResult console = run_pocketlm({"console", "--help"});
-  EXPECT_NE(console.out.find("--device psp|esp32s3=psp"), std::string::npos) << console.out;
+  EXPECT_NE(console.out.find("--device psp|psp-2000|esp32s3=psp"), std::string::npos) << console.out;
   const CommandResult bench = run_pocketlm({"bench", "--help"});
   EXPECT_NE(bench.out.find("--threads INT=1"), std::string::npos) << bench.out;
   const CommandResult run = run_pocketlm({"run", "--help"});

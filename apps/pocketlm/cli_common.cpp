@@ -74,8 +74,31 @@ Status parse_seed(const char* flag, const std::string& text, std::uint64_t* out,
   return Status();
 }
 
+Status find_device_flag(const std::string& device, const std::string& device_file, const DeviceProfile** out) {
+  *out = nullptr;
+  if (!device.empty() && !device_file.empty())
+    return Status::error(StatusCode::kInvalidArgument, "--device %s and --device-file %s: give one of them",
+                         device.c_str(), device_file.c_str());
+  if (!device_file.empty()) {
+    // Kept for the whole process: the session holds the profile's pointers.
+    static DeviceCatalog user_boards;
+    POCKETLM_TRY(user_boards.add_file(device_file, out));
+    if (DeviceCatalog::builtin().find((*out)->name))  // a plan's header would not tell them apart
+      return Status::error(StatusCode::kInvalidArgument, "%s: name: '%s' is a built-in profile; give the board a name "
+                           "of its own", device_file.c_str(), (*out)->name);
+    return Status();
+  }
+  if (device.empty()) return Status();
+  *out = DeviceCatalog::builtin().find(device);
+  if (*out) return Status();
+  std::string names = device_choices();
+  for (char& c : names) c = c == '|' ? ',' : c;
+  return Status::error(StatusCode::kInvalidArgument, "--device: '%s' is not a device profile (profiles: %s; see "
+                       "pocketlm devices, or give a board's profile with --device-file)", device.c_str(), names.c_str());
+}
+
 Status parse_memory_flags(const std::string& seq_len, const std::string& heap, const std::string& device,
-                          SessionOptions* options) {
+                          const std::string& device_file, SessionOptions* options) {
   long long n = 0;
   POCKETLM_TRY(parse_int("--seq-len", seq_len, 0, INT32_MAX, &n));
   options->seq_len = static_cast<int>(n);
@@ -86,16 +109,7 @@ Status parse_memory_flags(const std::string& seq_len, const std::string& heap, c
     // bench/peak-rss.sh as peak RSS minus arena: 2.0-2.2 MiB; the reserve keeps a margin.
     options->reserve_bytes = kHostProcessReserveBytes;
   }
-  if (!device.empty()) {
-    options->device = find_device(device.c_str());
-    if (!options->device) {
-      std::string names;
-      for (const DeviceProfile* d = device_profiles(); d->name; ++d) names += std::string(names.empty() ? "" : ", ") + d->name;
-      return Status::error(StatusCode::kInvalidArgument, "--device: '%s' is not a device profile (profiles: %s; see "
-                           "pocketlm devices)", device.c_str(), names.c_str());
-    }
-  }
-  return Status();
+  return find_device_flag(device, device_file, &options->device);
 }
 
 Status parse_backend_flags(const std::string& kernels, const std::string& threads, SessionOptions* options,
@@ -132,13 +146,6 @@ Status parse_kv_flag(const std::string& kv, SessionOptions* options) {
     return Status();
   }
   return Status::error(StatusCode::kInvalidArgument, "--kv: '%s' is not a KV cache type (f32 or f16)", kv.c_str());
-}
-
-std::string device_choices(bool with_screen) {
-  std::string choices;
-  for (const DeviceProfile* d = device_profiles(); d->name; ++d)
-    if (!with_screen || d->screen_width > 0) choices += std::string(choices.empty() ? "" : "|") + d->name;
-  return choices;
 }
 
 std::string kernel_choices() {

@@ -10,6 +10,7 @@
 #include "pocketlm/base/status.h"
 #include "pocketlm/memory/memory_plan.h"
 #include "pocketlm/runtime/session.h"
+#include "device_catalog.h"
 #include "ports/posix/file_storage.h"
 #include "ports/posix/thread_pool.h"
 #include "ports/posix/thread_read_queue.h"
@@ -37,9 +38,12 @@ Status parse_seed(const char* flag, const std::string& text, std::uint64_t* out,
 inline constexpr std::uint64_t kHostProcessReserveBytes = 2560 * 1024;
 
 // Fills options->seq_len, options->budget_bytes and options->device from --seq-len, --heap
-// (empty: none) and --device (empty: the host; unknown: an error listing the profiles).
+// (empty: none) and --device (empty: the host; unknown: an error listing the profiles) or
+// --device-file (a board's profile in JSON, device_catalog.h; not with --device).
 Status parse_memory_flags(const std::string& seq_len, const std::string& heap, const std::string& device,
-                          SessionOptions* options);
+                          const std::string& device_file, SessionOptions* options);
+// The profile named by --device or read from --device-file (nullptr for neither).
+Status find_device_flag(const std::string& device, const std::string& device_file, const DeviceProfile** out);
 
 // --kv f32|f16 into options->kv.
 Status parse_kv_flag(const std::string& kv, SessionOptions* options);
@@ -57,8 +61,6 @@ struct HostResources {
 // this machine has.
 Status parse_backend_flags(const std::string& kernels, const std::string& threads, SessionOptions* options,
                            HostResources* resources);
-// "host|psp|esp32s3": the device profiles (with a screen only: "psp|esp32s3"), for --help.
-std::string device_choices(bool with_screen = false);
 // "reference|tiled4|avx2": every backend compiled in, for --help.
 std::string kernel_choices();
 

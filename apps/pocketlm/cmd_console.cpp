@@ -72,9 +72,13 @@ std::string frame_path(const std::string& png, int n) {
 }  // namespace
 
 int run_console(const ConsoleOptions& o) {
-  const DeviceProfile* device = find_device(o.device.c_str());
-  if (!device || device->screen_width == 0)
-    return fail("--device: '" + o.device + "' has no screen profile (expected psp or esp32s3)");
+  const DeviceProfile* device = nullptr;
+  // --device-file replaces console's default --device psp.
+  Status found = find_device_flag(o.device_file.empty() ? o.device : "", o.device_file, &device);
+  if (!found.ok()) return fail(found);
+  if (device->screen_width == 0)
+    return fail(std::string(o.device_file.empty() ? "--device: '" : "--device-file: '") + device->name +
+                "' has no screen (profiles with one: " + device_choices(true) + ")");
   ChatSetup setup;
   Status st = parse_chat_flags(o.chat_template, o.temperature, o.topp, o.seed, o.steps, &setup);
   if (!st.ok()) return fail(st);
@@ -88,7 +92,9 @@ int run_console(const ConsoleOptions& o) {
   if (!st.ok()) return fail(st);
 
   ChatContext ctx;
-  st = start_chat(o.model, o, setup, &ctx);
+  SessionFlags flags = o;
+  if (!o.device_file.empty()) flags.device.clear();  // the board's file instead of the default psp
+  st = start_chat(o.model, flags, setup, &ctx);
   if (!st.ok()) return fail(st);
   Session& session = ctx.session;
 

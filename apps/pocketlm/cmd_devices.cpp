@@ -18,20 +18,21 @@ void add_devices_command(CLI::App& app, DevicesOptions& o) {
 }
 
 int run_devices(const DevicesOptions& o) {
-  if (!o.name.empty() && !find_device(o.name.c_str()))
+  const DeviceCatalog& catalog = DeviceCatalog::builtin();
+  if (!o.name.empty() && !catalog.find(o.name))
     return fail("devices: '" + o.name + "' is not a device profile (profiles: " + device_choices() + ")");
   if (o.json) {
     // One profile: its object; all: an array of them.
     if (!o.name.empty()) {
-      print_json(device_json(*find_device(o.name.c_str())));
+      print_json(device_json(*catalog.find(o.name)));
       return kExitOk;
     }
     nlohmann::json all = nlohmann::json::array();
-    for (const DeviceProfile* d = device_profiles(); d->name; ++d) all.push_back(device_json(*d));
+    for (const DeviceProfile* d : catalog.all()) all.push_back(device_json(*d));
     print_json(all);
     return kExitOk;
   }
-  for (const DeviceProfile* d = device_profiles(); d->name; ++d) {
+  for (const DeviceProfile* d : catalog.all()) {
     if (!o.name.empty() && o.name != d->name) continue;
     std::printf("%s: %s\n", d->name, d->description);
     for (int i = 0; i < d->tier_count; ++i) {

@@ -38,6 +38,9 @@ const FlagRow kFlags[] = {
     {"--device", &SessionFlags::device, device_type,
      "device profile: its memory tiers bound the plan and its kernels are the default (see pocketlm devices)",
      kBudgeted},
+    {"--device-file", &SessionFlags::device_file, file_type,
+     "a board's device profile in JSON, instead of --device (the form pocketlm devices --json NAME prints)",
+     kBudgeted},
     {"--kv", &SessionFlags::kv, kv_type, "KV cache element type: f32 (run.c's, exact) or f16 (half the bytes)",
      kBudgeted},
     {"--seq-len", &SessionFlags::seq_len, int_type,
@@ -73,7 +76,7 @@ void add_session_flags(CLI::App* cmd, SessionCommand command, SessionFlags* flag
 }
 
 Status parse_session_flags(const SessionFlags& flags, SessionOptions* options, HostResources* resources) {
-  POCKETLM_TRY(parse_memory_flags(flags.seq_len, flags.heap, flags.device, options));
+  POCKETLM_TRY(parse_memory_flags(flags.seq_len, flags.heap, flags.device, flags.device_file, options));
   POCKETLM_TRY(parse_kv_flag(flags.kv, options));
   return parse_backend_flags(flags.kernels, flags.threads, options, resources);
 }

@@ -30,6 +30,7 @@ struct SessionFlags {
   std::string tokenizer;        // -z; empty: the model's own (GGUF), else ./tokenizer.bin
   std::string heap;             // --heap; empty: no budget besides the device's tiers
   std::string device;           // --device; empty: the host
+  std::string device_file;      // --device-file: a board's profile (JSON), instead of --device
   std::string kv = "f32";       // --kv
   std::string seq_len = "0";    // --seq-len; 0: the model's
   std::string kernels;          // --kernels; empty: the device's (tiled4), else this CPU's fastest

@@ -1,7 +1,9 @@
-// Device profiles as data: the memory tiers of each target (capacity, RAM or storage) and the
-// read model of its storage (bandwidth, per-read latency, whether reads overlap compute), plus
-// a compute-rate estimate, each with its source. The planner fits a model into a profile's
-// tiers (runtime/placement.h); `bench --device` projects tok/s from the read model.
+// A device profile: the memory tiers of a target (capacity, RAM or storage) and the read model
+// of each (bandwidth, per-read latency, whether reads overlap compute), plus a compute-rate
+// estimate, each with its source. The planner fits a model into a profile's tiers
+// (runtime/placement.h); `bench --device` projects tok/s from the read model. Profiles are
+// data the caller passes in: the CLI's are JSON files (apps/pocketlm/devices/, --device-file),
+// a port's is its own.
 #pragma once
 
 #include <cstdint>
@@ -40,10 +42,6 @@ struct DeviceProfile {
   const char* kernels;
 };
 
-// The built-in profiles (host, psp, esp32s3), terminated by an entry with a null name.
-const DeviceProfile* device_profiles();
-// The profile called `name`, or nullptr.
-const DeviceProfile* find_device(const char* name);
 // The profile's tiers in the form a MemoryPlan takes.
 void plan_tiers(const DeviceProfile& device, MemoryPlan* plan);
 // The storage tier of a profile, or nullptr.
