@@ -1,5 +1,5 @@
 // Parallel: how the engine runs independent tasks at once (matmul row blocks, attention
-// heads). The host build supplies a thread pool (runtime/thread_pool.h); a port supplies its
+// heads). The host build supplies a thread pool (ports/posix/thread_pool.h); a port supplies its
 // own (PSP threads, FreeRTOS tasks on the ESP32-S3's second core). Tasks never allocate, and
 // every task computes whole rows or heads, so results are identical for any worker count.
 #pragma once

@@ -5,8 +5,9 @@
 // microcontroller's small task stack (the ESP-IDF main task has 3.5 KiB). The message lives in
 // one of kMessageSlots static buffers, taken in turn: creating an error never allocates, and a
 // message stays valid until kMessageSlots newer errors have been made (so an error may be
-// built from the message of any of the kMessageSlots - 1 before it). Errors are made on the calling thread only (the
-// kernels that workers run never fail).
+// built from the message of any of the kMessageSlots - 1 before it). Errors are made on the
+// session's thread and on a port's read thread (a failed storage read); the slot counter is
+// atomic, so each error gets its own slot (the kernels that workers run never fail).
 #pragma once
 
 #include <cstddef>

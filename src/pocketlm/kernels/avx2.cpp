@@ -1,11 +1,11 @@
 // The AVX2 backend (x86-64), bit-identical to `reference`:
-// - fp32 matmul: weights interleaved by 8 rows (kernels/row_interleave.h); each of the 8
+// - fp32 matmul: weights interleaved by 8 rows (quant/row_interleave.h); each of the 8
 //   lanes is one output row and accumulates w*x in index order with a separate multiply and
 //   add (no FMA: a fused multiply-add rounds once and would change the result).
 // - q8_0 matmul: the int32 group sums are exact in any order, so they are computed with
 //   byte and 16-bit multiply-adds; then, 8 rows at a time, each lane does runq.c's
 //   acc += ((float)isum * w_scale) * x_scale, groups in order. For group sizes that are a
-//   multiple of 32 the weights are interleaved by 8 rows at load (kernels/q80_interleave.h).
+//   multiple of 32 the weights are interleaved by 8 rows at load (quant/q80_interleave.h).
 // - attention: scores 8 positions at a time, values 8 dimensions at a time (see below); its
 //   softmax through the exp_sum slot.
 // - batched q8_0 matmul (prefill, kernels/batch.h): per 8-row block, 4 tokens share each weight
@@ -297,7 +297,7 @@ void quantize_q8_0_act(const float* x, int n, int, void* values, float*) {
 }
 
 // Group sizes that are a multiple of 32 read weights interleaved by 8 rows
-// (kernels/q80_interleave.h): one sequential stream per 8 rows, scales side by side.
+// (quant/q80_interleave.h): one sequential stream per 8 rows, scales side by side.
 int q80_interleave(int group_size) { return group_size % 32 == 0 ? kLanes : 1; }
 
 // Stream compaction, 8 floats at a time: the compare's mask picks a permutation that moves

@@ -1,6 +1,6 @@
 // The NEON backend (AArch64, where Advanced SIMD is always present), bit-identical to
 // `reference`:
-// - fp32 matmul: weights interleaved by 4 rows (kernels/row_interleave.h); each of the 4
+// - fp32 matmul: weights interleaved by 4 rows (quant/row_interleave.h); each of the 4
 //   lanes of a q-register is one output row and accumulates w*x in index order with a
 //   separate multiply (vmulq) and add (vaddq). Never vfmaq/vmlaq: a fused multiply-add rounds
 //   once and would change the result. The library is built with -ffp-contract=off, so the

@@ -3,7 +3,7 @@
 // on CPUs without a SIMD backend (32-bit MIPS, Xtensa, ...) and the kernel the PSP port
 // replaces with VFPU instructions. The loops are shaped so that a compiler vectorizes them
 // across rows (4 float lanes = 4 rows) without ever reordering one row's additions.
-// - fp32 matmul: weights interleaved by 4 rows (kernels/row_interleave.h), so a quad
+// - fp32 matmul: weights interleaved by 4 rows (quant/row_interleave.h), so a quad
 //   w[r..r+4)[j] is 4 consecutive floats and columns j..j+3 of a 4-row block are one 4x4 tile
 //   of 16 consecutive floats. Per tile the block's quad of accumulators does
 //   acc = acc + col_c * x[j + c] for c = 0..3 in order, a separate multiply and add per row

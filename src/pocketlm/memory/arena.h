@@ -36,8 +36,6 @@ class Arena {
   void init_borrowed(void* buffer, std::size_t bytes);
   // Hands out null pointers and records every request into `plan` (must outlive the arena).
   void init_measuring(MemoryPlan* plan);
-  // Also records the requests of a real arena into `plan` (nullptr: stop recording).
-  void record_into(MemoryPlan* plan) { recorder_ = plan; }
 
   bool measuring() const { return measuring_; }
 

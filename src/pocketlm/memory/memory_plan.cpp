@@ -138,11 +138,6 @@ Status MemoryPlan::overflow_error(const char* model, const char* device, const c
                        static_cast<unsigned long long>(tier.capacity), capacity_h, note);
 }
 
-void MemoryPlan::set_note(const char* name, const char* note) {
-  for (int i = 0; i < count_; ++i)
-    if (std::strcmp(regions_[i].name, name) == 0) format_to(regions_[i].note, sizeof regions_[i].note, "%s", note);
-}
-
 std::uint64_t MemoryPlan::bytes_of(const char* name) const {
   for (int i = 0; i < count_; ++i)
     if (std::strcmp(regions_[i].name, name) == 0) return regions_[i].bytes;

@@ -66,8 +66,6 @@ class MemoryPlan {
   // Bytes of weights in storage that one token's forward pass reads (set by the planner).
   void set_storage_bytes_per_token(std::uint64_t bytes) { storage_bytes_per_token_ = bytes; }
   std::uint64_t storage_bytes_per_token() const { return storage_bytes_per_token_; }
-  // Replaces the note of the named region (no-op when absent).
-  void set_note(const char* name, const char* note);
   int size() const { return count_; }
   const PlanRegion& region(int i) const { return regions_[i]; }
   // Bytes of the named region, 0 if absent.
