@@ -15,7 +15,7 @@ seconds=${2:?usage: fuzz/run-fuzz.sh BUILD_DIR SECONDS}
 mode=${3:-explore}
 declare -A smoke_runs=([checkpoint]=2000 [gguf]=60000 [tokenizer_load]=120000 [encode]=20000 [decode_stream]=100000
                        [utf16]=3000000 [byte_size]=5000000 [cli]=15000 [sampler]=250000
-                       [osk_script]=200000 [device_profile]=20000)
+                       [osk_script]=200000 [device_profile]=200000)
 targets=(checkpoint gguf tokenizer_load encode decode_stream utf16 byte_size cli sampler osk_script device_profile)
 if [[ $mode == smoke ]]; then  # only the fixed seeds, made afresh
   rm -rf "$build/smoke-corpus"
