@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-build}/pocketlm
 devices=${DEVICES:-"psp esp32s3"}
-echo "| model | device | RAM by tier | in storage | storage read per token | fits | projected tok/s |"
+echo "| model | device | RAM by tier | in storage | storage read per token | fits | projected decode tok/s |"
 echo "|---|---|---|---:|---:|---|---:|"
 for pair in stories260K.bin:tok512.bin synth15M_q80.bin:tokenizer.bin synth42M_q80.bin:tokenizer.bin \
             synth110M_q80.bin:tokenizer.bin; do
@@ -27,7 +27,7 @@ for pair in stories260K.bin:tok512.bin synth15M_q80.bin:tokenizer.bin synth42M_q
     projected=n/a
     if [ "$fits" = yes ]; then
       projected=$("$bin" bench "$model" -z "$tok" --device "$d" --seq-len 256 -n 8 --repeats 1 |
-        awk -F'|' '/^projected tok\/s/ {split($2, v, " "); print v[1]}')
+        awk -F'|' '/^projected (decode )?tok\/s/ {split($2, v, " "); print v[1]}')
     fi
     echo "| $(basename "$model") | $d | $ram | ${stored:-0 B} | ${per_token:-0 B} | $fits | $projected |"
   done
