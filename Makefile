@@ -4,11 +4,11 @@
 #   make test   build and run every test (unit, golden token-exact, CLI errors, PyTorch parity)
 #   make train        retrain the shipped model from scratch (train/; 35 min on a busy 2-core machine)
 #   make train-smoke  a tiny model in about 30 s: train -> export -> tokenizer and parity checks
-#   make synth-models   models/synth15M.bin and synth15M_q80.bin (README's plan and speed examples)
+#   make synth-models   models/synth15M.bin and synth15M_q80.bin (docs/memory-and-tiers.md, docs/performance.md)
 #   make test-aarch64   cross-build for 64-bit ARM (NEON backend) and run the suite under qemu
 #   make test-mips      cross-build for 32-bit little-endian MIPS and run the suite under qemu
 # The cross, sanitizer, valgrind and fuzz targets name the Debian packages they need below
-# (and in README.md, "Other test targets").
+# (and in docs/testing.md, "Other test targets").
 BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 PROMPT ?= Once upon a time, there was a little robot
@@ -44,7 +44,7 @@ demo:
 	cmake --build $(BUILD) -j$(JOBS) --target pocketlm_exe
 	$(BUILD)/pocketlm run $(DEFAULT_MODEL) -t 0.8 -p 0.9 -s 42 -n 256 -i "$(PROMPT)"
 
-# The README's device-screen pictures (docs/console-*.png): the chat on the emulated PSP and
+# The device-screen pictures (docs/console-*.png, docs/chat-and-console.md): the chat on the emulated PSP and
 # ESP32-S3 screens, prompts from an OSK script (scripts/make-screenshots).
 screenshots: build models
 	scripts/make-screenshots $(BUILD) models
@@ -54,7 +54,7 @@ test:
 	$(MAKE) build
 	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS)
 
-# Training (train/, README "Training"): reads ../shared/data/tinystories-5k.txt. `train`
+# Training (train/, docs/training.md): reads ../shared/data/tinystories-5k.txt. `train`
 # rebuilds the shipped model into runs/default/ (copy runs/default/model.gguf to
 # $(DEFAULT_MODEL) to ship it) and prints its validation loss; `train-smoke` (CI) trains a
 # 41K-parameter model (8 s of training here, at most 55 s) and checks the tokenizer, export and

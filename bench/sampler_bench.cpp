@@ -1,5 +1,5 @@
 // Sampling cost per token at a 32000-token vocabulary (the Llama 2 tokenizer of the
-// stories15M/42M/110M shapes), next to the forward pass it follows (bench/README.md:
+// stories15M/42M/110M shapes), next to the forward pass it follows (docs/performance.md:
 // ~2.5 ms fp32, ~0.9 ms q80 for stories15M on one AVX2 core).
 //
 // Two logit distributions, drawn once from a fixed seed:

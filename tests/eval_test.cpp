@@ -39,7 +39,7 @@ TEST(StorySplit, HeldOutIsAFixedFivePercent) {
     held_other_seed += cli::is_heldout_story(i, 7);
     both += cli::is_heldout_story(i) && cli::is_heldout_story(i, 7);
   }
-  EXPECT_EQ(held, 278u);  // the split README.md's eval table reports
+  EXPECT_EQ(held, 278u);  // the split docs/eval.md's table reports
   EXPECT_NEAR(static_cast<double>(held_other_seed) / stories.size(), 0.05, 0.01);
   EXPECT_LT(both, held / 2);  // another seed picks other stories
   EXPECT_TRUE(cli::is_heldout_story(0) == cli::is_heldout_story(0, cli::kDefaultSplitSeed));
