@@ -13,6 +13,7 @@
 #include "chat_setup.h"
 #include "cli_common.h"
 #include "commands.h"
+#include "output_file.h"
 #include "png_file.h"
 #include "pocketlm/runtime/device_profile.h"
 #include "pocketlm/text/osk_script.h"
@@ -69,6 +70,16 @@ std::string frame_path(const std::string& png, int n) {
   return stem + "-" + std::to_string(n) + suffix;
 }
 
+// Before the first turn is generated: every PNG the script will write (OUT-1.png ... OUT-n.png,
+// then OUT.png) may be renamed over its target, and a temporary file can be created beside
+// them (their directory exists and is writable).
+Status check_png_outputs(const ConsoleOptions& o, int turns, const std::vector<InputPath>& inputs) {
+  for (int n = 1; n <= turns; ++n) POCKETLM_TRY(check_output(frame_path(o.png, n), "--png", inputs));
+  POCKETLM_TRY(check_output(o.png, "--png", inputs));
+  OutputFile probe;  // removed again when it goes out of scope
+  return probe.open(o.png, "--png");
+}
+
 }  // namespace
 
 int run_console(const ConsoleOptions& o) {
@@ -97,6 +108,8 @@ int run_console(const ConsoleOptions& o) {
   st = start_chat(o.model, flags, setup, &ctx);
   if (!st.ok()) return fail(st);
   Session& session = ctx.session;
+  st = check_png_outputs(o, script.count(), {{"model", o.model}, {"-z", ctx.tokenizer.name()}, {"--osk", o.osk}});
+  if (!st.ok()) return fail(st);
 
   std::vector<std::uint32_t> pixels(static_cast<std::size_t>(device->screen_width) *
                                     static_cast<std::size_t>(device->screen_height));

@@ -181,6 +181,9 @@ Status convert(const ConvertOptions& o, std::int32_t* gs_used) {
 }  // namespace
 
 int run_convert(const ConvertOptions& o) {
+  // Before any work: the output is renamed over its target, which must not be an input.
+  const Status checked = check_output(o.output, "-o", {{"model", o.input}, {"-z", o.tokenizer}});
+  if (!checked.ok()) return fail(checked);
   if (o.to == "gguf") {
     if (!o.group_size.empty()) return fail("--group-size: only --to q80 takes it (GGUF blocks are 32 values)");
     std::string summary;

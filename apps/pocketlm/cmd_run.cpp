@@ -113,6 +113,10 @@ int run_run(const RunOptions& o) {
   st = model.open(o.model.c_str(), "model");
   if (!st.ok()) return fail(st);
   st = open_tokenizer(o.tokenizer, o.model, &tokenizer_file, &tokenizer, &tokenizer_label);
+  // The log is renamed over its target: never the model or the tokenizer (also tokenizer.bin,
+  // run.c's default when -z is not given).
+  if (st.ok() && !o.token_log.empty())
+    st = check_output(o.token_log, "--token-log", {{"model", o.model}, {"-z", tokenizer ? tokenizer_label : ""}});
   if (!st.ok()) return fail(st);
 
   Session session;

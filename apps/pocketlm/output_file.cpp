@@ -70,7 +70,36 @@ class SignalBlock {
   sigset_t old_;
 };
 
+// What a stat() mode is, for the errors ("a character device").
+const char* kind_of(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
 }  // namespace
+
+Status check_output(const std::string& path, const char* flag, const std::vector<InputPath>& inputs) {
+  struct stat out;
+  if (::stat(path.c_str(), &out) != 0) return Status();  // nothing there to replace
+  if (!S_ISREG(out.st_mode))
+    return Status::error(StatusCode::kInvalidArgument,
+                         "%s %s: exists and is not a regular file (%s); pocketlm replaces only regular files", flag,
+                         path.c_str(), kind_of(out.st_mode));
+  for (const InputPath& in : inputs) {
+    struct stat st;
+    if (in.path.empty() || ::stat(in.path.c_str(), &st) != 0) continue;
+    if (st.st_dev == out.st_dev && st.st_ino == out.st_ino)
+      return Status::error(StatusCode::kInvalidArgument,
+                           "%s %s: is the same file as the input %s %s; pocketlm never writes over an input (give "
+                           "another %s)",
+                           flag, path.c_str(), in.label, in.path.c_str(), flag);
+  }
+  return Status();
+}
 
 void remove_temporaries_on_signal() {
   struct sigaction action = {};
@@ -103,6 +132,7 @@ void OutputFile::discard() {
 
 Status OutputFile::open(const std::string& path, const char* flag) {
   discard();
+  POCKETLM_TRY(check_output(path, flag));
   path_ = path;
   flag_ = flag;
   std::string templ = path + ".tmp-XXXXXX";  // .gitignore matches this pattern

@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "pocketlm/base/status.h"
 
@@ -17,6 +18,23 @@ namespace pocketlm::cli {
 // the default action would. Called by main(); a program embedding the CLI keeps its own.
 void remove_temporaries_on_signal();
 
+// A file a command reads, named in check_output's errors: `label` is its flag or role ("-z",
+// "model"). An empty path is skipped (an optional input not given).
+struct InputPath {
+  const char* label;
+  std::string path;
+};
+
+// Whether `path` may become the output of `flag`. Outputs are renamed over their target, so:
+// - an existing target that is not a regular file (a device such as /dev/null, a FIFO, a
+//   directory, a socket) is refused: the rename would replace the node with a regular file
+//   (and fail only at the end for a directory);
+// - a target that is one of `inputs` (the same device and inode, however it is spelled: ./IN,
+//   a path through a symlinked folder, a hard link) is refused: the rename would destroy the
+//   input the output is made from.
+// A missing target is fine here (OutputFile::open reports a directory it cannot create in).
+Status check_output(const std::string& path, const char* flag, const std::vector<InputPath>& inputs = {});
+
 class OutputFile {
  public:
   OutputFile() = default;
@@ -24,7 +42,8 @@ class OutputFile {
   OutputFile(const OutputFile&) = delete;
   OutputFile& operator=(const OutputFile&) = delete;
 
-  // Creates the temporary file beside `path`. `flag` names the option in errors ("-o").
+  // Creates the temporary file beside `path` after check_output(path, flag) (no inputs: a
+  // command checks those up front, before its work). `flag` names the option in errors ("-o").
   Status open(const std::string& path, const char* flag);
   Status write(const void* data, std::size_t bytes);
   // Makes the output visible under its final name.
