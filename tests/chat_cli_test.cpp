@@ -1,6 +1,7 @@
 // pocketlm chat, run -m chat and pocketlm console as a user runs them: messages from a file on
 // stdin or from an OSK script (UTF-16LE), replies, notices, PNG frames, and one-line errors.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <string>
 #include <vector>
@@ -168,6 +169,14 @@ TEST(ConsoleCli, EmptyOskString) {
   const std::string path = test::temp_dir() + "/empty.osk";
   test::write_file(path, {'A', 0, 0, 0, 0, 0});
   expect_one_line_error(run_pocketlm(console_args(path)), {"--osk", path, "string 2", "empty"});
+}
+
+TEST(ConsoleCli, FifoOskDoesNotHang) {
+  const std::string path = test::temp_dir() + "/osk.fifo";
+  ASSERT_EQ(::mkfifo(path.c_str(), 0644), 0);
+  bool in_time = false;
+  expect_one_line_error(test::run_pocketlm_with_fifo(console_args(path), path, 5, &in_time), {path, "--osk", "FIFO"});
+  EXPECT_TRUE(in_time) << "pocketlm blocked on the FIFO";
 }
 
 TEST(ConsoleCli, DeviceWithoutAScreen) {

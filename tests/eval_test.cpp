@@ -2,6 +2,9 @@
 // computation through the engine API (forward passes and a log-softmax in the test).
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -116,7 +119,7 @@ TEST(Eval, BadInputIsOneLine) {
   const test::CommandResult r = run_pocketlm({"eval", test::model_path("stories260K.bin"), "/nonexistent.txt", "-z",
                                               test::model_path("tok512.bin")});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_EQ(r.err, "pocketlm: error: /nonexistent.txt: cannot open text file\n");
+  EXPECT_EQ(r.err, "pocketlm: error: /nonexistent.txt: cannot open text file: No such file or directory\n");
   const test::CommandResult v = run_pocketlm({"eval", test::model_path("stories260K.bin"), "/dev/null", "--against",
                                               test::model_path("stories260K.bin"), "-z", test::model_path("tok512.bin"),
                                               "--split", "bogus"});
@@ -124,5 +127,31 @@ TEST(Eval, BadInputIsOneLine) {
   EXPECT_EQ(v.err, "pocketlm: error: --split: 'bogus' is not heldout or all\n");
 }
 
+void expect_one_line_error(const test::CommandResult& r, const std::vector<std::string>& needles) {
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.err.rfind("pocketlm: error: ", 0), 0u) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  for (const std::string& n : needles) EXPECT_NE(r.err.find(n), std::string::npos) << "missing '" << n << "': " << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
+std::vector<std::string> eval_args(const std::string& text, std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {"eval", test::model_path("stories260K.bin"), text, "-z",
+                                   test::model_path("tok512.bin")};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+// A directory, or a FIFO, as the text: an error naming it, not an uncaught exception (abort)
+// or a hang.
+TEST(Eval, TextThatIsNotARegularFileIsOneLine) {
+  const std::string dir = test::temp_dir();
+  expect_one_line_error(run_pocketlm(eval_args(dir)), {dir, "text", "directory"});
+  const std::string fifo = dir + "/fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  bool in_time = false;
+  expect_one_line_error(test::run_pocketlm_with_fifo(eval_args(fifo), fifo, 5, &in_time), {fifo, "text", "FIFO"});
+  EXPECT_TRUE(in_time) << "pocketlm blocked on the FIFO";
+}
 }  // namespace
 }  // namespace pocketlm

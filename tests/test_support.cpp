@@ -7,12 +7,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <mutex>
 #include <stdexcept>
+#include <thread>
 
 extern char** environ;
 
@@ -70,6 +74,37 @@ std::string temp_dir() {
 }
 
 CommandResult run_pocketlm(const std::vector<std::string>& args) { return run_pocketlm_with_input(args, "/dev/null"); }
+
+CommandResult run_pocketlm_with_fifo(const std::vector<std::string>& args, const std::string& fifo, int seconds,
+                                     bool* in_time) {
+  // O_CLOEXEC: pocketlm must not inherit our end, or it would be a writer to itself and never
+  // see end-of-file.
+  const int fd = ::open(fifo.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    CommandResult r;
+    r.err = "cannot open the FIFO " + fifo;
+    *in_time = false;
+    return r;
+  }
+  std::mutex m;
+  std::condition_variable cv;
+  bool done = false;
+  std::thread watchdog([&] {
+    std::unique_lock<std::mutex> lock(m);
+    cv.wait_for(lock, std::chrono::seconds(seconds), [&] { return done; });
+    ::close(fd);
+  });
+  const auto start = std::chrono::steady_clock::now();
+  const CommandResult r = run_pocketlm(args);
+  *in_time = std::chrono::steady_clock::now() - start < std::chrono::seconds(seconds);
+  {
+    std::lock_guard<std::mutex> lock(m);
+    done = true;
+  }
+  cv.notify_one();
+  watchdog.join();
+  return r;
+}
 
 CommandResult run_pocketlm_with_input(const std::vector<std::string>& args, const std::string& stdin_path) {
   const std::string dir = temp_dir();

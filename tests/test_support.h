@@ -28,6 +28,12 @@ CommandResult run_pocketlm(const std::vector<std::string>& args);
 // The same with stdin read from the file `stdin_path` (run_pocketlm reads /dev/null).
 CommandResult run_pocketlm_with_input(const std::vector<std::string>& args, const std::string& stdin_path);
 
+// run_pocketlm(args) with `fifo` (an existing FIFO among the arguments) held open read-write,
+// so that opening it never blocks; if pocketlm reads from it, our end is closed after
+// `seconds`, the read sees end-of-file and *in_time is false instead of the test hanging.
+CommandResult run_pocketlm_with_fifo(const std::vector<std::string>& args, const std::string& fifo, int seconds,
+                                     bool* in_time);
+
 // A fresh empty directory under the system temp dir, removed at process exit.
 std::string temp_dir();
 std::vector<unsigned char> read_file(const std::string& path);

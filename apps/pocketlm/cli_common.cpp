@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 
 namespace pocketlm::cli {
 
@@ -177,6 +178,21 @@ Status open_tokenizer(const std::string& flag_value, const std::string& model_pa
   *use = storage;
   *label = path;
   return Status();
+}
+
+Status read_whole_file(const std::string& path, const char* what, std::string* out) {
+  FileStorage f;
+  POCKETLM_TRY(f.open(path.c_str(), what));
+  if (f.size() > out->max_size())
+    return Status::error(StatusCode::kOutOfMemory, "%s: %s file of %llu bytes is larger than this machine can hold",
+                         f.name(), what, static_cast<unsigned long long>(f.size()));
+  try {
+    out->resize(static_cast<std::size_t>(f.size()));
+  } catch (const std::bad_alloc&) {
+    return Status::error(StatusCode::kOutOfMemory, "%s: no memory to read the %s file (%llu bytes)", f.name(), what,
+                         static_cast<unsigned long long>(f.size()));
+  }
+  return f.read(0, out->data(), out->size());
 }
 
 void print_plan(const MemoryPlan& plan, std::FILE* out) {

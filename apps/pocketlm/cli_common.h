@@ -72,6 +72,11 @@ Status open_tokenizer(const std::string& flag_value, const std::string& model_pa
 inline constexpr const char* kTokenizerHelp =
     "tokenizer.bin path (default: the model's own tokenizer for a GGUF model, else tokenizer.bin)";
 
+// The whole of the regular file at `path` into *out. A missing file, a directory or a FIFO is
+// a one-line error (FileStorage's, `what` naming the file's role: "text", "--osk"), as is a
+// file too large for memory: nothing here throws.
+Status read_whole_file(const std::string& path, const char* what, std::string* out);
+
 // Prints a memory plan table to `out` (stdout or stderr).
 void print_plan(const MemoryPlan& plan, std::FILE* out);
 

@@ -3,9 +3,7 @@
 // through the same UTF-16LE -> UTF-8 step as on the device, and is drawn with the reply on the
 // device profile's screen (ui/console.h); a PNG of the screen is written after every turn.
 #include <CLI/CLI.hpp>
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -49,19 +47,6 @@ void add_console_command(CLI::App& app, ConsoleOptions& o) {
 
 namespace {
 
-Status read_file(const std::string& path, const char* flag, std::vector<unsigned char>* out) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f)
-    return Status::error(StatusCode::kNotFound, "%s: cannot open %s: %s", flag, path.c_str(), std::strerror(errno));
-  unsigned char buf[4096];
-  std::size_t got;
-  while ((got = std::fread(buf, 1, sizeof buf, f)) > 0) out->insert(out->end(), buf, buf + got);
-  const bool bad = std::ferror(f) != 0;
-  std::fclose(f);
-  if (bad) return Status::error(StatusCode::kIoError, "%s: cannot read %s", flag, path.c_str());
-  return Status();
-}
-
 // OUT.png -> OUT-<n>.png.
 std::string frame_path(const std::string& png, int n) {
   const std::string suffix = ".png";
@@ -94,12 +79,12 @@ int run_console(const ConsoleOptions& o) {
   Status st = parse_chat_flags(o.chat_template, o.temperature, o.topp, o.seed, o.steps, &setup);
   if (!st.ok()) return fail(st);
 
-  std::vector<unsigned char> osk_bytes;
-  st = read_file(o.osk, "--osk", &osk_bytes);
+  std::string osk_bytes;
+  st = read_whole_file(o.osk, "--osk", &osk_bytes);
   if (!st.ok()) return fail(st);
   const std::string osk_label = "--osk: " + o.osk;
   OskScript script;
-  st = script.init(osk_bytes.data(), osk_bytes.size(), osk_label.c_str());
+  st = script.init(reinterpret_cast<const unsigned char*>(osk_bytes.data()), osk_bytes.size(), osk_label.c_str());
   if (!st.ok()) return fail(st);
 
   ChatContext ctx;

@@ -18,8 +18,6 @@
 #include <CLI/CLI.hpp>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
-#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -116,9 +114,9 @@ int run_eval(const EvalOptions& o) {
     st = Status::error(StatusCode::kInvalidArgument, "--split: '%s' is not heldout or all", o.split.c_str());
   if (!st.ok()) return fail(st);
 
-  std::ifstream in(o.text, std::ios::binary);
-  if (!in) return fail(o.text + ": cannot open text file");
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text;
+  st = read_whole_file(o.text, "text", &text);
+  if (!st.ok()) return fail(st);
 
   Opened model, base;
   st = open_model(o.model, o.tokenizer, options, &model);

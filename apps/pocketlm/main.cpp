@@ -1,5 +1,9 @@
 #include <csignal>
+#include <exception>
+#include <new>
+#include <string>
 
+#include "cli_common.h"
 #include "commands.h"
 #include "output_file.h"
 
@@ -9,5 +13,14 @@ int main(int argc, char** argv) {
   std::signal(SIGXFSZ, SIG_IGN);
   // Ctrl-C, kill or a closed terminal while synth/convert write: remove the temporary file.
   pocketlm::cli::remove_temporaries_on_signal();
-  return pocketlm::cli::run_cli(argc, argv);
+  // The commands report errors as Status; an exception that still escapes one (memory for a
+  // buffer an input sized, a library's throw) is a one-line error too, not std::terminate's
+  // abort. Unwinding runs the destructors, so an OutputFile's temporary is removed.
+  try {
+    return pocketlm::cli::run_cli(argc, argv);
+  } catch (const std::bad_alloc&) {
+    return pocketlm::cli::fail("out of memory");
+  } catch (const std::exception& e) {
+    return pocketlm::cli::fail(std::string("unexpected failure: ") + e.what());
+  }
 }
