@@ -83,6 +83,16 @@ TEST(BenchCli, BadSamplingFlagsAreOneLineErrors) {
   expect_error({"bench", model(), "-z", tok512(), "-t", "1", "-s", "0"}, {"-s", "0"});
 }
 
+// Counts of one are singular: "1 repeat", "1 pass", "up to 1 token".
+TEST(BenchCli, CountsOfOneAreSingular) {
+  const CommandResult r =
+      run_pocketlm({"bench", model(), "-z", tok512(), "-n", "5", "--repeats", "1", "--prefill-batch", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(row(r.out, "seq_len / steps").find(", prompt 5 tokens, 1 repeat, greedy"), std::string::npos) << r.out;
+  EXPECT_NE(row(r.out, "prefill tok/s").find(" (4 passes, up to 1 token per weight read)"), std::string::npos) << r.out;
+  EXPECT_NE(row(r.out, "decode tok/s").find(" (1 pass; "), std::string::npos) << r.out;
+}
+
 TEST(BenchCli, ZeroStepsMeanSeqLenAsForRun) {
   const CommandResult r = run_pocketlm({"bench", model(), "-z", tok512(), "-n", "0", "--seq-len", "16", "--repeats", "1"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

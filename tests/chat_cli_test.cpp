@@ -179,6 +179,23 @@ TEST(ConsoleCli, FifoOskDoesNotHang) {
   EXPECT_TRUE(in_time) << "pocketlm blocked on the FIFO";
 }
 
+// Counts of one are singular: "reply 1 token", "1 turn".
+TEST(ChatCli, CountsOfOneAreSingular) {
+  const std::string input = write_text("in.txt", "a\n");
+  const auto r = run_pocketlm_with_input({"chat", model(), "-z", tok512(), "-t", "0", "-n", "1"}, input);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("reply 1 token, "), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find(" 1 tokens"), std::string::npos) << r.err;
+#if POCKETLM_HAVE_PNG
+  const std::string osk = test::temp_dir() + "/osk.bin";
+  test::write_file(osk, osk_file({u"Hi"}));
+  const auto c = run_pocketlm({"console", model(), "-z", tok512(), "--osk", osk, "--png", test::temp_dir() + "/s.png",
+                               "-t", "0", "-n", "4"});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_NE(c.err.find("pocketlm: 1 turn on a 480x272 screen"), std::string::npos) << c.err;
+#endif
+}
+
 TEST(ConsoleCli, DeviceWithoutAScreen) {
   const std::string dir = test::temp_dir();
   test::write_file(dir + "/osk.bin", osk_file({u"Hi"}));

@@ -50,10 +50,29 @@ TEST(CliSummary, BosOnlyPromptHasNoPrefillRate) {
   const CommandResult r = run_pocketlm(
       {"run", model_path("stories260K.bin"), "-z", model_path("tok512.bin"), "-n", "8", "-s", "1"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.err.find("prompt 1 tokens, generated "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("prompt 1 token, generated "), std::string::npos) << r.err;  // singular
   EXPECT_NE(r.err.find(", prefill n/a, decode "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find(" tok/s, arena "), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("model memory"), std::string::npos) << r.err;
+}
+
+// A v1 checkpoint of one layer, one head, head size 2 and seq_len 1 (zero weights): the plan
+// says "1 layer", "1 head", "1 token", "1 position", "1 angle", never "1 layers".
+TEST(CliSummary, PlanCountsOfOneAreSingular) {
+  std::vector<unsigned char> bytes;
+  put_i32(bytes, 0x616b3432);  // llama2.c v1 magic
+  put_i32(bytes, 1);
+  for (std::int32_t d : {2, 1, 1, 1, 1, 512, 1}) put_i32(bytes, d);  // dim hidden layers heads kv vocab seq
+  bytes.push_back(1);  // shared classifier
+  bytes.resize(256 + 4 * ((2 + 2 + 16 + 6) + 2 + 512 * 2), 0);
+  const std::string path = temp_dir() + "/one-layer.bin";
+  write_file(path, bytes);
+  const CommandResult r = run_pocketlm({"plan", path, "-z", model_path("tok512.bin")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* part : {", 1 layer, 1 head, 1 kv head, vocab 512", "wq wk wv wo x 1 layer, ",
+                           "w1 w2 w3 x 1 layer (hidden_dim 1)", "K and V: 1 layer x 1 token x kv_dim 2",
+                           "RoPE cos and sin: 1 position x 1 angle x f32"})
+    EXPECT_NE(r.out.find(part), std::string::npos) << "missing '" << part << "' in\n" << r.out;
 }
 
 TEST(CliSummary, PromptThatFillsStepsHasNoDecodeRate) {

@@ -2,6 +2,9 @@
 
 #include <string>
 
+#include "cli_common.h"
+#include "pocketlm/base/format.h"
+
 namespace pocketlm::cli {
 
 Status parse_chat_template(const std::string& name, ChatTemplate* out) {
@@ -50,17 +53,17 @@ Status ChatDriver::turn(const std::string& user, ChatTurnResult* result) {
     result->refused = true;
     if (on_notice)
       on_notice(n == 0 ? std::string("[empty message: not sent]")
-                       : "[message refused: it is " + std::to_string(n) + " tokens but at most " +
-                             std::to_string(capacity) + " fit in the context of " + std::to_string(session_.seq_len()) +
-                             " tokens; not sent]");
+                       : "[message refused: it is " + counted(n, "token") + " but at most " +
+                             std::to_string(capacity) + " fit in the context of " + counted(session_.seq_len(), "token") +
+                             "; not sent]");
     return Status();
   }
   const ChatRoom room = session_.chat_room(n, max_reply_);
   if (room.context_full && on_notice)
-    on_notice("[context full: dropping the " + std::to_string(room.dropped_tokens) +
-              " oldest tokens after the kept opening (BOS and the first message, " +
-              std::to_string(session_.chat_pinned()) + " tokens); re-running the " +
-              std::to_string(room.reprefill_tokens) + " kept tokens of the newest turns]");
+    on_notice("[context full: dropping the " + std::to_string(room.dropped_tokens) + " oldest token" +
+              plural_s(room.dropped_tokens) + " after the kept opening (BOS and the first message, " +
+              counted(session_.chat_pinned(), "token") + "); re-running the " + std::to_string(room.reprefill_tokens) +
+              " kept token" + plural_s(room.reprefill_tokens) + " of the newest turns]");
   Utf8Stream stream(sink, this);
   current_ = result;
   stream_ = &stream;

@@ -24,6 +24,10 @@ int fail(const std::string& message) {
 
 void warn(const std::string& message) { std::fprintf(stderr, "pocketlm: warning: %s\n", message.c_str()); }
 
+std::string counted(std::uint64_t n, const char* singular, const char* plural) {
+  return std::to_string(n) + " " + (n == 1 ? singular : plural ? plural : std::string(singular) + "s");
+}
+
 Status parse_float(const char* flag, const std::string& text, float* out) {
   errno = 0;
   char* end = nullptr;

@@ -28,6 +28,10 @@ int fail(const std::string& message);
 // Prints "pocketlm: warning: <message>" to stderr.
 void warn(const std::string& message);
 
+// "1 turn", "2 turns": n with its noun in the number n takes (plural: singular + "s" unless
+// given, as "stories").
+std::string counted(std::uint64_t n, const char* singular, const char* plural = nullptr);
+
 // Parses a whole string as a finite float / an integer in range; errors name `flag`.
 Status parse_float(const char* flag, const std::string& text, float* out);
 Status parse_int(const char* flag, const std::string& text, long long min, long long max, long long* out);

@@ -228,12 +228,12 @@ int run_bench(const BenchOptions& o) {
   row("kernels", session.kernels().name);
   row("threads", std::to_string(session.threads()));
   row("seq_len / steps", std::to_string(session.seq_len()) + " / " + std::to_string(n_steps) + ", prompt " +
-                             std::to_string(n_prompt) + " tokens, " + std::to_string(repeats) + " repeats, greedy" +
+                             counted(n_prompt, "token") + ", " + counted(repeats, "repeat") + ", greedy" +
                              (sampling ? fmt(", each followed by one sampled (-t %g -p %g -s %.0f)", sampled.temperature,
                                              sampled.topp, static_cast<double>(seed))
                                        : std::string()));
-  row("prefill tok/s", t.prefill_passes ? fmt("%.1f (%.0f passes, up to %.0f tokens per weight read)", prefill_tps,
-                                             t.prefill_passes, session.prefill_batch())
+  row("prefill tok/s", t.prefill_passes ? fmt("%.1f (", prefill_tps) + counted(t.prefill_passes, "pass", "passes") +
+                                             ", up to " + counted(session.prefill_batch(), "token") + " per weight read)"
                                        : "n/a (no prefill pass)");
   j["prefill_tok_per_s"] = t.prefill_passes ? nlohmann::json(prefill_tps) : nlohmann::json(nullptr);
   std::vector<double> sorted = t.decode_ms;  // decode ms per pass, ascending
@@ -251,8 +251,8 @@ int run_bench(const BenchOptions& o) {
     row("decode tok/s", "n/a (no decode pass: the prompt fills -n)");
   } else {
     // The median-based rate too: on a shared machine one preempted pass skews the mean.
-    row("decode tok/s", fmt("%.1f (%.0f passes; %.1f at the median ms/token)", decode_tps,
-                            static_cast<double>(sorted.size()), 1e3 / percentile(sorted, 50)));
+    row("decode tok/s", fmt("%.1f (", decode_tps) + counted(sorted.size(), "pass", "passes") +
+                            fmt("; %.1f at the median ms/token)", 1e3 / percentile(sorted, 50)));
     row("decode ms/token", fmt("median %.3f, p10-p90 %.3f-%.3f, min-max %.3f-%.3f", percentile(sorted, 50),
                                percentile(sorted, 10), percentile(sorted, 90), sorted.front(), sorted.back()));
     row("first-token ms", fmt("median %.3f over repeats (first %.3f)", median(t.first_token_ms), t.first_token_ms[0]));
@@ -267,8 +267,8 @@ int run_bench(const BenchOptions& o) {
     j["sampled"] = {{"temperature", sampled.temperature}, {"topp", sampled.topp}, {"seed", seed},
                     {"decode_tok_per_s", sampled_tps}, {"ratio_to_greedy", sampled_tps / decode_tps},
                     {"ratio_to_greedy_at_median", sampled_median / greedy_median}};
-    row("sampled decode tok/s", fmt("%.1f (%.0f passes; %.1f at the median ms/token)", sampled_tps,
-                                    static_cast<double>(ts.decode_ms.size()), sampled_median));
+    row("sampled decode tok/s", fmt("%.1f (", sampled_tps) + counted(ts.decode_ms.size(), "pass", "passes") +
+                                    fmt("; %.1f at the median ms/token)", sampled_median));
     row("sampled / greedy", fmt("%.3f (decode tok/s; %.3f at the median ms/token)", sampled_tps / decode_tps,
                                 sampled_median / greedy_median));
   }

@@ -105,10 +105,10 @@ int run_chat(const ChatOptions& o) {
     ++turn;
     const ChatTurnStats& s = result.stats;
     std::fprintf(stderr,
-                 "pocketlm: turn %d: prefill %d tokens (%d batched pass%s), reply %d tokens, re-ran %d, kv cache %d of "
-                 "%d positions\n",
-                 turn, s.input_tokens, s.prefill_blocks, s.prefill_blocks == 1 ? "" : "es", s.decode_passes,
-                 s.reprefill_tokens, s.position, session.seq_len());
+                 "pocketlm: turn %d: prefill %s (%d batched pass%s), reply %s, re-ran %d, kv cache %d of %s\n", turn,
+                 counted(s.input_tokens, "token").c_str(), s.prefill_blocks, s.prefill_blocks == 1 ? "" : "es",
+                 counted(s.decode_passes, "token").c_str(), s.reprefill_tokens, s.position,
+                 counted(session.seq_len(), "position").c_str());
   }
   return kExitOk;
 }

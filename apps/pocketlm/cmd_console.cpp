@@ -147,9 +147,9 @@ int run_console(const ConsoleOptions& o) {
   }
   st = write_png(fb, o.png, "--png");
   if (!st.ok()) return fail(st);
-  std::fprintf(stderr, "pocketlm: %d turns on a %dx%d screen (%d x %d cells), kv cache %d of %d positions, wrote %s\n",
-               turn, fb.width, fb.height, console.columns(), console.rows(), session.chat_position(),
-               session.seq_len(), o.png.c_str());
+  std::fprintf(stderr, "pocketlm: %s on a %dx%d screen (%d x %d cells), kv cache %d of %s, wrote %s\n",
+               counted(turn, "turn").c_str(), fb.width, fb.height, console.columns(), console.rows(),
+               session.chat_position(), counted(session.seq_len(), "position").c_str(), o.png.c_str());
   return kExitOk;
 }
 

@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "json_output.h"
 #include "pocketlm/base/byte_size.h"
+#include "pocketlm/base/format.h"
 #include "ports/posix/file_storage.h"
 #include "pocketlm/runtime/session.h"
 
@@ -54,9 +55,10 @@ int run_plan(const PlanOptions& o) {
     print_json(j);
     return over.ok() ? kExitOk : fail(over);
   }
-  std::printf("model %s: %s, dim %d, hidden_dim %d, %d layers, %d heads, %d kv heads, vocab %d, seq_len %d\n",
-              o.model.c_str(), format_name(spec.format), c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads,
-              c.vocab_size, options.seq_len ? options.seq_len : c.seq_len);
+  std::printf("model %s: %s, dim %d, hidden_dim %d, %d layer%s, %d head%s, %d kv head%s, vocab %d, seq_len %d\n",
+              o.model.c_str(), format_name(spec.format), c.dim, c.hidden_dim, c.n_layers, plural_s(c.n_layers),
+              c.n_heads, plural_s(c.n_heads), c.n_kv_heads, plural_s(c.n_kv_heads), c.vocab_size,
+              options.seq_len ? options.seq_len : c.seq_len);
   std::printf("tokenizer %s, kernels %s, threads %d\n", tokenizer_label.c_str(), kernels.name, std::stoi(o.threads));
   print_plan(plan, stdout);
   if (!over.ok()) return fail(over);  // the tier that overflows, as run says it

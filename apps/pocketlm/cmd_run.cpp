@@ -175,9 +175,9 @@ int run_run(const RunOptions& o) {
                   static_cast<unsigned long long>(stats.storage_bytes / static_cast<std::uint64_t>(passes)),
                   static_cast<unsigned long long>(stats.storage_reads / static_cast<std::uint64_t>(passes)));
   std::fprintf(stderr,
-               "pocketlm: prompt %d tokens, generated %d tokens, prefill %s, decode %s, "
+               "pocketlm: prompt %s, generated %s, prefill %s, decode %s, "
                "arena %llu bytes%s, kernels %s, threads %d\n",
-               stats.prompt_tokens, stats.decode_passes, prefill, decode,
+               counted(stats.prompt_tokens, "token").c_str(), counted(stats.decode_passes, "token").c_str(), prefill, decode,
                static_cast<unsigned long long>(session.arena_bytes()), storage, session.kernels().name,
                session.threads());
 

@@ -19,4 +19,7 @@ namespace pocketlm {
 std::size_t format_to(char* buf, std::size_t cap, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
 std::size_t vformat_to(char* buf, std::size_t cap, const char* fmt, va_list args);
 
+// "s" unless n is 1, for a count in a message: "%d layer%s" gives "1 layer", "5 layers".
+constexpr const char* plural_s(long long n) { return n == 1 ? "" : "s"; }
+
 }  // namespace pocketlm

@@ -52,9 +52,10 @@ Status describe_session_regions(const ModelSpec& spec, const WeightPlacement& pl
               quantized ? "dequantized" : "copied");
     POCKETLM_TRY(plan->add(region::kEmbedding, 0, note));
   }
-  format_to(note, sizeof note, "wq wk wv wo x %d layers, %s", resident, attn);
+  format_to(note, sizeof note, "wq wk wv wo x %d layer%s, %s", resident, plural_s(resident), attn);
   POCKETLM_TRY(plan->add(region::kAttention, 0, note));
-  format_to(note, sizeof note, "w1 w2 w3 x %d layers (hidden_dim %d), %s", resident, c.hidden_dim, ffn);
+  format_to(note, sizeof note, "w1 w2 w3 x %d layer%s (hidden_dim %d), %s", resident, plural_s(resident), c.hidden_dim,
+            ffn);
   POCKETLM_TRY(plan->add(region::kFfn, 0, note));
   if (streamed > 0) {
     format_to(note, sizeof note, "wq wk wv wo of layers %d..%d, read every token", resident, c.n_layers - 1);
@@ -70,8 +71,8 @@ Status describe_session_regions(const ModelSpec& spec, const WeightPlacement& pl
     POCKETLM_TRY(plan->add(region::kClassifier, 0,
                            spec.shared_classifier ? "shared with the embedding table" : "wcls [vocab_size, dim], unshared"));
   }
-  format_to(note, sizeof note, "K and V: %d layers x %d tokens x kv_dim %d x %s", c.n_layers, seq_len, c.kv_dim(),
-            kv == KvType::kF16 ? "f16 (--kv f16: not bit-exact)" : "f32");
+  format_to(note, sizeof note, "K and V: %d layer%s x %d token%s x kv_dim %d x %s", c.n_layers, plural_s(c.n_layers),
+            seq_len, plural_s(seq_len), c.kv_dim(), kv == KvType::kF16 ? "f16 (--kv f16: not bit-exact)" : "f32");
   POCKETLM_TRY(plan->add(region::kKvCache, 0, note));
   bool int8_input = false;
   for (int r = 0; r < kTensorRoleCount; ++r) {
@@ -94,7 +95,8 @@ Status describe_session_regions(const ModelSpec& spec, const WeightPlacement& pl
   POCKETLM_TRY(plan->add(kTokenizerRegion, 0, "scores, offsets, piece bytes, sorted index"));
   format_to(note, sizeof note, "tokenizer read buffer (reads are at most %zu bytes)", io_chunk_bytes);
   POCKETLM_TRY(plan->add(kIoChunkRegion, 0, note));
-  format_to(note, sizeof note, "RoPE cos and sin: %d positions x %d angles x f32", seq_len, c.head_size() / 2);
+  format_to(note, sizeof note, "RoPE cos and sin: %d position%s x %d angle%s x f32", seq_len, plural_s(seq_len),
+            c.head_size() / 2, plural_s(c.head_size() / 2));
   POCKETLM_TRY(plan->add(region::kRope, 0, note));
   POCKETLM_TRY(plan->add(kLayerTableRegion, 0, "per-layer weight descriptors (type, shape, pointers)"));
   POCKETLM_TRY(plan->add(kRepackRegion, 0, "load-time buffer: one block of rows interleaved for SIMD lanes"));
