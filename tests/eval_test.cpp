@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -153,5 +154,82 @@ TEST(Eval, TextThatIsNotARegularFileIsOneLine) {
   expect_one_line_error(test::run_pocketlm_with_fifo(eval_args(fifo), fifo, 5, &in_time), {fifo, "text", "FIFO"});
   EXPECT_TRUE(in_time) << "pocketlm blocked on the FIFO";
 }
+
+// Four stories of one's own, none of them in the held-out 5 %: the default reads all of them;
+// --split heldout says that it takes none and what reads them.
+std::string four_stories() {
+  std::string text;
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_FALSE(cli::is_heldout_story(static_cast<std::uint64_t>(i))) << i;
+    text += "The cat sat on the mat number " + std::to_string(i) + ".\n<|endoftext|>\n";
+  }
+  const std::string path = test::temp_dir() + "/mine.txt";
+  test::write_file(path, std::vector<unsigned char>(text.begin(), text.end()));
+  return path;
+}
+
+TEST(Eval, TheWholeFileIsReadByDefault) {
+  const std::string path = four_stories();
+  const test::CommandResult r = run_pocketlm(eval_args(path));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(": all stories, 4 of 4 stories, "), std::string::npos) << r.out;
+  expect_one_line_error(run_pocketlm(eval_args(path, {"--split", "heldout"})),
+                        {path, "held-out split", "none of its 4 stories", "--split all"});
+}
+
+// One story, one window: "1 story", "1 window", not "1 stories", "1 windows".
+TEST(Eval, CountsOfOneAreSingular) {
+  const std::string path = test::temp_dir() + "/one.txt";
+  test::write_file(path, {'H', 'i', '.'});
+  const test::CommandResult r = run_pocketlm(eval_args(path));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(", 1 of 1 story, 3 bytes\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" scored, in 1 window of up to 512 tokens, "), std::string::npos) << r.out;
+}
+
+TEST(Eval, StrideBeyondTheWindowIsRefused) {
+  const std::string path = four_stories();
+  expect_one_line_error(run_pocketlm(eval_args(path, {"--seq-len", "16", "--stride", "17"})),
+                        {"--stride: 17", "window of 16 tokens"});
+  EXPECT_EQ(run_pocketlm(eval_args(path, {"--seq-len", "16", "--stride", "16"})).exit_code, 0);
+}
+
+// tok512.bin with the piece of one id replaced (its record rewritten): the same vocabulary
+// size, another tokenizer.
+std::vector<unsigned char> tokenizer_with_piece(int id, const std::string& piece) {
+  const std::vector<unsigned char> in = test::read_file(test::model_path("tok512.bin"));
+  std::vector<unsigned char> out(in.begin(), in.begin() + 4);
+  std::size_t at = 4;
+  for (int i = 0; at + 8 <= in.size(); ++i) {
+    std::int32_t len = 0;
+    std::memcpy(&len, in.data() + at + 4, 4);
+    out.insert(out.end(), in.begin() + static_cast<std::ptrdiff_t>(at), in.begin() + static_cast<std::ptrdiff_t>(at) + 4);
+    const std::string p = i == id ? piece : std::string(in.begin() + static_cast<std::ptrdiff_t>(at) + 8,
+                                                         in.begin() + static_cast<std::ptrdiff_t>(at) + 8 + len);
+    test::put_i32(out, static_cast<std::int32_t>(p.size()));
+    out.insert(out.end(), p.begin(), p.end());
+    at += 8 + static_cast<std::size_t>(len);
+  }
+  return out;
+}
+
+TEST(Eval, AgainstAModelWithAnotherTokenizerIsRefused) {
+  const std::string dir = test::temp_dir();
+  test::write_file(dir + "/other.bin", tokenizer_with_piece(400, "qz\n"));
+  for (const char* name : {"tok512.bin", "other.bin"}) {
+    const std::string z = std::string(name) == "other.bin" ? dir + "/other.bin" : test::model_path(name);
+    ASSERT_EQ(run_pocketlm({"convert", test::model_path("stories260K.bin"), "--to", "gguf", "-z", z, "-o",
+                            dir + "/" + name + ".gguf"}).exit_code, 0);
+  }
+  const std::string path = four_stories();
+  const std::string model = dir + "/tok512.bin.gguf", base = dir + "/other.bin.gguf";
+  const test::CommandResult r = run_pocketlm({"eval", model, path, "--against", base});
+  expect_one_line_error(r, {"--against " + base, "token 400 is 'qz\\n' there", "in " + model, "same tokenizer"});
+  // The same tokenizer in both: KL 0.
+  const test::CommandResult same = run_pocketlm({"eval", model, path, "--against", model});
+  ASSERT_EQ(same.exit_code, 0) << same.err;
+  EXPECT_EQ(field(same.out, "mean KL        "), 0.0) << same.out;
+}
+
 }  // namespace
 }  // namespace pocketlm

@@ -1,8 +1,9 @@
 // `pocketlm eval MODEL TEXTFILE`: how well a model predicts a text, and with --against BASE how
 // far its next-token distributions are from another model's (what a quantization costs).
 //
-// The text is cut into stories at lines holding only <|endoftext|>; by default only the
-// held-out 5 % (story_split.h: SplitMix64(seed + i) % 100 >= 95, seed 42) is read. Each story is
+// The text is cut into stories at lines holding only <|endoftext|>; every story is read, or with
+// --split heldout only the trainer's held-out 5 % (story_split.h: SplitMix64(seed + i) % 100 >= 95,
+// seed 42), what `python3 -m train.run` measures its validation loss on. Each story is
 // encoded as `run` encodes a prompt (BOS, then SentencePiece's leading space) and every token
 // after BOS is predicted exactly once: a story longer than the context is read in windows of
 // --seq-len tokens starting every --stride tokens (default half the context), each window fed
@@ -11,13 +12,14 @@
 //
 // Reported: mean cross-entropy in nats per scored token, perplexity exp(CE), and bits per UTF-8
 // byte = (sum of the tokens' -log2 p) / (bytes of the stories' text): comparable across
-// tokenizers. With --against BASE (same vocabulary), fed the same tokens: mean
+// tokenizers. With --against BASE (the same tokenizer, piece for piece), fed the same tokens: mean
 // KL(P_BASE || P_MODEL) in nats per scored token and how often both give the same most likely
 // token (llama.cpp's perplexity tool reports the same pair for quantized models). All sums are
 // in double; log-softmax subtracts the maximum logit.
 #include <CLI/CLI.hpp>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,12 +39,14 @@ void add_eval_command(CLI::App& app, EvalOptions& o) {
       "eval", "cross-entropy, perplexity and bits per byte of a model on a text; --against: KL and top-1 agreement");
   add_model_argument(cmd, &o.model);
   cmd->add_option("text", o.text, "UTF-8 text, stories separated by <|endoftext|> lines")->required()->type_name("FILE");
-  cmd->add_option("--against", o.against, "base model (same vocabulary): report mean KL(base || model) and top-1 agreement")
+  cmd->add_option("--against", o.against, "base model (same tokenizer): report mean KL(base || model) and top-1 agreement")
       ->type_name("FILE");
-  cmd->add_option("--split", o.split, "stories read: heldout (the fixed 5 %, default) or all")->type_name("heldout|all");
+  cmd->add_option("--split", o.split, "stories read: all (default) or heldout (the trainer's fixed 5 % held out)")
+      ->type_name("heldout|all");
   cmd->add_option("--split-seed", o.split_seed, "seed of the held-out split (default 42)")->type_name("INT");
   cmd->add_option("--stories", o.stories, "read at most this many stories of the split (default: all)")->type_name("INT");
-  cmd->add_option("--stride", o.stride, "tokens between window starts (default: half the window)")->type_name("INT");
+  cmd->add_option("--stride", o.stride, "tokens between window starts, at most the window (default: half of it)")
+      ->type_name("INT");
   add_session_flags(cmd, kCmdEval, &o);
 }
 
@@ -94,6 +98,42 @@ struct Totals {
   std::uint64_t tokens = 0, bytes = 0, agree = 0, windows = 0;
 };
 
+// A piece as the errors show it: printable ASCII as is, other bytes as \n or \xHH, quoted.
+std::string shown(Piece p) {
+  std::string s = "'";
+  for (std::size_t i = 0; i < p.size; ++i) {
+    const unsigned char c = p.data[i];
+    char hex[8];
+    if (c == '\n') {
+      s += "\\n";
+    } else if (c < 0x20 || c >= 0x7F || c == '\'' || c == '\\') {
+      std::snprintf(hex, sizeof hex, "\\x%02X", c);
+      s += hex;
+    } else {
+      s += static_cast<char>(c);
+    }
+  }
+  return s + "'";
+}
+
+// KL and top-1 agreement compare the distributions token id by token id: they mean something
+// only when both models give each id the same piece (a vocabulary of the same size is not
+// enough: two 512-piece tokenizers trained on different text share little beyond the bytes).
+Status same_tokenizer(const EvalOptions& o, const Tokenizer& model, const Tokenizer& base) {
+  if (base.vocab_size() != model.vocab_size())
+    return Status::error(StatusCode::kInvalidArgument,
+                         "--against %s: vocab_size %d differs from %s's %d: KL needs the same tokenizer",
+                         o.against.c_str(), base.vocab_size(), o.model.c_str(), model.vocab_size());
+  for (int id = 0; id < model.vocab_size(); ++id) {
+    const Piece a = model.piece(id), b = base.piece(id);
+    if (a.size == b.size && std::memcmp(a.data, b.data, a.size) == 0) continue;
+    return Status::error(StatusCode::kInvalidArgument,
+                         "--against %s: token %d is %s there but %s in %s: KL needs the same tokenizer",
+                         o.against.c_str(), id, shown(b).c_str(), shown(a).c_str(), o.model.c_str());
+  }
+  return Status();
+}
+
 Status parse_count(const char* flag, const std::string& text, long long min, long long* out) {
   return parse_int(flag, text, min, INT32_MAX, out);
 }
@@ -125,11 +165,17 @@ int run_eval(const EvalOptions& o) {
   Session& m = model.session;
   const int vocab = m.spec().config.vocab_size;
   const bool against = !o.against.empty();
-  if (against && base.session.spec().config.vocab_size != vocab)
-    return fail(o.against + ": vocab_size " + std::to_string(base.session.spec().config.vocab_size) + " differs from " +
-                o.model + "'s " + std::to_string(vocab) + ": KL needs the same vocabulary");
+  if (against) {
+    st = same_tokenizer(o, m.tokenizer(), base.session.tokenizer());
+    if (!st.ok()) return fail(st);
+  }
   const int window = against && base.session.seq_len() < m.seq_len() ? base.session.seq_len() : m.seq_len();
-  const int step = stride > 0 ? static_cast<int>(stride < window ? stride : window) : (window > 1 ? window / 2 : 1);
+  // A stride past the window would skip tokens between windows: refused, not clamped.
+  if (stride > window)
+    return fail(Status::error(StatusCode::kInvalidArgument,
+                              "--stride: %lld is more than the window of %d tokens (--seq-len or the model's seq_len)",
+                              stride, window));
+  const int step = stride > 0 ? static_cast<int>(stride) : (window > 1 ? window / 2 : 1);
 
   // The stories of the split, encoded.
   const std::vector<std::string_view> stories = split_stories(text);
@@ -150,7 +196,15 @@ int run_eval(const EvalOptions& o) {
   }
   std::uint64_t to_score = 0;
   for (const auto& s : encoded) to_score += s.size() > 1 ? s.size() - 1 : 0;
-  if (to_score == 0) return fail(o.text + ": no story of the split has a token to predict");
+  if (to_score == 0) {
+    // Say what to change: a short text of one's own holds few or no held-out stories.
+    if (o.split == "heldout")
+      return fail(o.text + ": the held-out split (about 1 story in 20, split seed " + std::to_string(seed) +
+                  ") takes none of its " + counted(stories.size(), "story", "stories") +
+                  "; --split all (the default) reads every story");
+    return fail(o.text + ": holds no story to score (" + std::to_string(text.size()) +
+                " bytes): stories are text between lines holding only " + kStorySeparator);
+  }
 
   std::string error;
   {
@@ -188,11 +242,11 @@ int run_eval(const EvalOptions& o) {
 
   const double ce = t.nll / static_cast<double>(t.tokens);
   std::printf("model          %s (%s)\n", o.model.c_str(), format_name(m.spec().format));
-  std::printf("text           %s: %s, %zu of %zu stories, %llu bytes\n", o.text.c_str(),
+  std::printf("text           %s: %s, %zu of %s, %s\n", o.text.c_str(),
               o.split == "all" ? "all stories" : ("held-out 5 %, split seed " + std::to_string(seed)).c_str(), chosen,
-              stories.size(), static_cast<unsigned long long>(t.bytes));
-  std::printf("tokens         %llu scored, in %llu windows of up to %d tokens, stride %d\n",
-              static_cast<unsigned long long>(t.tokens), static_cast<unsigned long long>(t.windows), window, step);
+              counted(stories.size(), "story", "stories").c_str(), counted(t.bytes, "byte").c_str());
+  std::printf("tokens         %llu scored, in %s of up to %s, stride %d\n", static_cast<unsigned long long>(t.tokens),
+              counted(t.windows, "window").c_str(), counted(static_cast<std::uint64_t>(window), "token").c_str(), step);
   std::printf("cross-entropy  %.6f nats/token\n", ce);
   std::printf("perplexity     %.6f\n", std::exp(ce));
   std::printf("bits per byte  %.6f\n", t.nll / std::log(2.0) / static_cast<double>(t.bytes));

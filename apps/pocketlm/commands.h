@@ -80,7 +80,7 @@ struct EvalOptions : SessionFlags {
   std::string model;
   std::string text;
   std::string against;
-  std::string split = "heldout";
+  std::string split = "all";  // heldout: the trainer's validation stories (story_split.h)
   std::string split_seed;
   std::string stories;
   std::string stride;
