@@ -7,6 +7,8 @@ change here is a change there too (tests/train_split_test.py checks the counts a
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import torch
 
@@ -54,6 +56,44 @@ def load_split(path: str, seed: int = DEFAULT_SPLIT_SEED) -> tuple[list[str], li
         stories = split_stories(f.read())
     train = [s for i, s in enumerate(stories) if not is_heldout(i, seed)]
     val = [s for i, s in enumerate(stories) if is_heldout(i, seed)]
+    return train, val
+
+
+class DataError(Exception):
+    """A training text the trainer cannot use; ``str()`` is the one-line message for the user."""
+
+
+def min_stories(seed: int = DEFAULT_SPLIT_SEED) -> int:
+    """The fewest stories that give both sides of the split a story: one past the first held-out
+    index (39 for seed 42), and at least 2."""
+    first = next(i for i in range(1 << 20) if is_heldout(i, seed))
+    return max(first + 1, 2)
+
+
+def load_checked(path: str, flag: str = "--data", seed: int = DEFAULT_SPLIT_SEED) -> tuple[list[str], list[str]]:
+    """load_split() of a text checked first, every problem a DataError naming ``flag`` and
+    ``path``: a missing or non-regular file, bytes that are not UTF-8, and a split with no
+    training or no validation story (a short text: 5 % are held out, so the first held-out story
+    is story 38)."""
+    if not os.path.exists(path):
+        raise DataError(f"{flag} {path}: no such file")
+    if not os.path.isfile(path):
+        raise DataError(f"{flag} {path}: not a regular file")
+    try:
+        with open(path, encoding="utf-8", newline="") as f:
+            text = f.read()
+    except UnicodeDecodeError as e:
+        raise DataError(f"{flag} {path}: not UTF-8 text (byte 0x{e.object[e.start]:02X} at offset {e.start})") from None
+    except OSError as e:
+        raise DataError(f"{flag} {path}: cannot read: {e.strerror}") from None
+    stories = split_stories(text)
+    train = [s for i, s in enumerate(stories) if not is_heldout(i, seed)]
+    val = [s for i, s in enumerate(stories) if is_heldout(i, seed)]
+    if not train or not val:
+        raise DataError(f"{flag} {path}: {len(stories)} {'story' if len(stories) == 1 else 'stories'} give "
+                        f"{len(train)} for training and {len(val)} for validation; about 1 in 20 is held out "
+                        f"(split seed {seed}), so a text needs at least {min_stories(seed)} stories, separated by "
+                        f"lines holding only {SEPARATOR}")
     return train, val
 
 

@@ -3,10 +3,13 @@
     /usr/bin/python3 -m train.run RECIPE [--out DIR] [--data FILE] [--build DIR] [--steps N]
 
 RECIPE is one of RECIPES below: ``default`` is the model shipped in assets/ (`make train`),
-``smoke`` a tiny one for CI (`make train-smoke`, under a minute). Everything goes to DIR
-(default runs/RECIPE): tok<V>.model (SentencePiece), tok<V>.bin (llama2.c), ckpt.pt,
-model.bin (llama2.c v1), model_v0.bin, model.gguf (f32, tokenizer inside), model-q8_0.gguf,
-loss.png, history.json, summary.json. Exit status 1 when a check fails. ``--resume`` continues an
+``smoke`` a tiny one for CI (`make train-smoke`, under a minute). ``--data`` is the training
+text (default ../shared/data/tinystories-5k.txt): UTF-8 stories separated by lines holding only
+``<|endoftext|>``, 5 % of them held out for validation (train/data.py); a text too short for
+the split, the recipe's vocabulary or one training window is a one-line error, exit 1.
+Everything goes to DIR (default runs/RECIPE): tok<V>.model (SentencePiece), tok<V>.bin
+(llama2.c), ckpt.pt, model.bin (llama2.c v1), model_v0.bin, model.gguf (f32, tokenizer inside),
+model-q8_0.gguf, loss.png, history.json, summary.json. Exit status 1 when a check fails. ``--resume`` continues an
 interrupted run from its last checkpoint (the periodic validation writes it).
 """
 from __future__ import annotations
@@ -15,6 +18,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -69,11 +73,41 @@ def same_tokens_every_format(build: str, tok_bin: str, files: list[str]) -> bool
     return ok
 
 
+def make_tokenizer(a, margs: ModelArgs, train_text: list[str], val_text: list[str], out: str):
+    """The recipe's tokenizer trained on ``train_text`` into ``out`` and both sides encoded:
+    (tok_bin, sp_model, train_ids, val_ids). A text that cannot give the recipe's vocabulary, or
+    one training window, raises data.DataError naming --data."""
+    vocab = margs.vocab_size
+    try:
+        sp_model = tokenizer.train_tokenizer(train_text, vocab, os.path.join(out, f"tok{vocab}"))
+    except tokenizer.VocabularyUnfit as e:
+        why = (f"its training stories support at most {e.limit} tokenizer pieces, fewer than recipe {a.recipe}'s "
+               f"vocab_size {vocab}: give more text" if e.too_large else
+               f"its characters need at least {e.limit} tokenizer pieces, more than recipe {a.recipe}'s vocab_size "
+               f"{vocab}: the recipes' vocabularies fit text of few distinct characters (English prose)")
+        raise data.DataError(f"--data {a.data}: {why}") from None
+    sp = tokenizer.load(sp_model)
+    tok_bin = os.path.join(out, f"tok{vocab}.bin")
+    tokenizer.write_tokenizer_bin(sp, tok_bin)
+    print(f"tokenizer: SentencePiece BPE, {vocab} pieces -> {sp_model}, {tok_bin}")
+    train_ids = data.encode_stories(sp.encode, train_text)
+    val_ids = data.encode_stories(sp.encode, val_text)
+    train_tokens = sum(len(s) for s in train_ids)
+    if train_tokens <= margs.seq_len + 1:  # the BatchSampler draws windows of seq_len + 1 tokens
+        raise data.DataError(f"--data {a.data}: its training stories encode to {train_tokens} tokens, not more than "
+                             f"one window of seq_len + 1 = {margs.seq_len + 1} (recipe {a.recipe}): give more text")
+    return tok_bin, sp_model, train_ids, val_ids
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description="train a pocketlm model end to end")
     ap.add_argument("recipe", choices=sorted(RECIPES))
     ap.add_argument("--out", help="output directory (default runs/RECIPE)")
-    ap.add_argument("--data", default=os.path.join(ROOT, "../shared/data/tinystories-5k.txt"))
+    ap.add_argument("--data", default=os.path.join(ROOT, "../shared/data/tinystories-5k.txt"), metavar="FILE",
+                    help="training text: UTF-8 stories separated by lines holding only <|endoftext|>; about 1 "
+                         f"story in 20 is held out for validation, so at least {data.min_stories()} stories; enough "
+                         "text for the recipe's vocabulary (512 pieces, v4096: 4096) and for one window of "
+                         "seq_len + 1 training tokens (default ../shared/data/tinystories-5k.txt)")
     ap.add_argument("--build", default=os.path.join(ROOT, "build"), help="directory of pocketlm and pocketlm-probe")
     ap.add_argument("--steps", type=int, help="override the recipe's step budget")
     ap.add_argument("--time-budget", type=float, default=0.0, help="also stop after this many seconds")
@@ -86,23 +120,25 @@ def main(argv=None) -> int:
     if a.time_budget:
         tcfg = replace(tcfg, time_budget_s=a.time_budget)
     out = a.out or os.path.join(ROOT, "runs", a.recipe)
-    for f in (a.data, os.path.join(a.build, "pocketlm"), os.path.join(a.build, "pocketlm-probe")):
+    for f in (os.path.join(a.build, "pocketlm"), os.path.join(a.build, "pocketlm-probe")):
         if not os.path.exists(f):
-            print(f"train: error: {f}: no such file (build first: make build; data: ../shared)", file=sys.stderr)
+            print(f"train: error: {f}: no such file (build first: make build)", file=sys.stderr)
             return 1
-    os.makedirs(out, exist_ok=True)
-    started = time.time()
-
-    train_text, val_text = data.load_split(a.data)
-    print(f"data: {a.data}: {len(train_text)} training stories, {len(val_text)} validation stories (split seed "
-          f"{data.DEFAULT_SPLIT_SEED})")
-    sp_model = tokenizer.train_tokenizer(train_text, vocab, os.path.join(out, f"tok{vocab}"))
-    sp = tokenizer.load(sp_model)
-    tok_bin = os.path.join(out, f"tok{vocab}.bin")
-    tokenizer.write_tokenizer_bin(sp, tok_bin)
-    print(f"tokenizer: SentencePiece BPE, {vocab} pieces -> {sp_model}, {tok_bin}")
-    train_ids = data.encode_stories(sp.encode, train_text)
-    val_ids = data.encode_stories(sp.encode, val_text)
+    # --data is checked before training: one line, exit 1, never a traceback; an output directory
+    # made for a text that failed its checks is removed again.
+    created = not os.path.exists(out)
+    try:
+        train_text, val_text = data.load_checked(a.data)
+        os.makedirs(out, exist_ok=True)
+        started = time.time()
+        print(f"data: {a.data}: {len(train_text)} training stories, {len(val_text)} validation stories (split seed "
+              f"{data.DEFAULT_SPLIT_SEED})")
+        tok_bin, sp_model, train_ids, val_ids = make_tokenizer(a, margs, train_text, val_text, out)
+    except data.DataError as e:
+        if created and os.path.isdir(out):
+            shutil.rmtree(out)
+        print(f"train: error: {e}", file=sys.stderr)
+        return 1
 
     model, history = train(tcfg, margs, train_ids, val_ids, out, resume=a.resume)
     val_loss = history["val"][-1]["loss"]

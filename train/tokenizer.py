@@ -10,6 +10,7 @@ tests/train_tokenizer_test.py checks that on every validation story.
 from __future__ import annotations
 
 import os
+import re
 import struct
 import tempfile
 
@@ -18,12 +19,24 @@ import sentencepiece as spm
 UNK_ID, BOS_ID, EOS_ID = 0, 1, 2
 
 
+class VocabularyUnfit(ValueError):
+    """The text cannot give ``requested`` pieces: with ``too_large``, BPE finds at most ``limit``
+    (too little text); else its distinct characters alone need ``limit`` (too many of them)."""
+
+    def __init__(self, requested: int, limit: int, too_large: bool):
+        super().__init__(f"vocab_size {requested}: the text {'supports at most' if too_large else 'needs at least'} "
+                         f"{limit} pieces")
+        self.requested, self.limit, self.too_large = requested, limit, too_large
+
+
 def train_tokenizer(stories: list[str], vocab_size: int, model_prefix: str, seed_sentences: int = 0) -> str:
     """Trains a BPE model of ``vocab_size`` pieces on ``stories``; returns the .model path.
 
     Each story's lines are training sentences (SentencePiece reads lines). Deterministic for a
     given input: SentencePiece's BPE trainer uses no randomness when every sentence is read
-    (``input_sentence_size=0``).
+    (``input_sentence_size=0``). A text that cannot give ``vocab_size`` pieces raises
+    VocabularyUnfit with the bound: only SentencePiece's trainer knows it (the merges its BPE
+    finds, the characters it must keep), so it is read from its error.
     """
     with tempfile.NamedTemporaryFile("w", encoding="utf-8", suffix=".txt", delete=False) as f:
         for story in stories:
@@ -51,6 +64,14 @@ def train_tokenizer(stories: list[str], vocab_size: int, model_prefix: str, seed
             unk_id=UNK_ID, bos_id=BOS_ID, eos_id=EOS_ID, pad_id=-1,
             minloglevel=2,
         )
+    except RuntimeError as e:
+        m = re.search(r"Vocabulary size too high \((\d+)\)\. Please set it to a value <= (\d+)", str(e))
+        if m:
+            raise VocabularyUnfit(int(m.group(1)), int(m.group(2)), too_large=True) from None
+        m = re.search(r"Vocabulary size is smaller than required_chars\. (\d+) vs (\d+)", str(e))
+        if m:
+            raise VocabularyUnfit(int(m.group(1)), int(m.group(2)), too_large=False) from None
+        raise
     finally:
         os.unlink(text_path)
     return model_prefix + ".model"
