@@ -179,6 +179,27 @@ TEST(ConsoleCli, FifoOskDoesNotHang) {
   EXPECT_TRUE(in_time) << "pocketlm blocked on the FIFO";
 }
 
+// -y has a place only in the llama2 template: under the default one it would be dropped.
+TEST(ChatCli, SystemPromptNeedsTheLlama2Template) {
+  const std::string input = write_text("in.txt", "Once upon a time\n");
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"chat", model(), "-z", tok512(), "-y", "You are a pirate."},
+        std::vector<std::string>{"chat", model(), "-z", tok512(), "-y", "You are a pirate.", "--template", "none"}}) {
+    const auto r = run_pocketlm_with_input(args, input);
+    expect_one_line_error(r, {"-y: a system prompt needs --template llama2"});
+    EXPECT_EQ(r.out, "");
+  }
+  const std::string osk = test::temp_dir() + "/osk.bin";
+  test::write_file(osk, osk_file({u"Hi"}));
+  std::vector<std::string> console = console_args(osk);
+  console.insert(console.end(), {"-y", "You are a pirate."});
+  expect_one_line_error(run_pocketlm(console), {"-y: a system prompt needs --template llama2"});
+  // With the llama2 template it goes into the first message.
+  const auto ok = run_pocketlm_with_input(
+      {"chat", model(), "-z", tok512(), "-t", "0", "-n", "4", "-y", "You are a pirate.", "--template", "llama2"}, input);
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+}
+
 // Counts of one are singular: "reply 1 token", "1 turn".
 TEST(ChatCli, CountsOfOneAreSingular) {
   const std::string input = write_text("in.txt", "a\n");

@@ -231,6 +231,12 @@ TEST(CliClampWarning, ToppAboveOne) {
   expect_warning(args, run_pocketlm(args), {"-p", "1.5", "using 0.9"});
 }
 
+// run.c drops -y in generate mode; pocketlm runs as it does, but says so.
+TEST(CliClampWarning, SystemPromptInGenerateMode) {
+  const auto args = run_args({"-y", "You are a pirate.", "-n", "10", "-s", "42"});
+  expect_warning(args, run_pocketlm(args), {"-y", "generate mode", "not used", "-m chat"});
+}
+
 TEST(CliClampWarning, StepsAboveSeqLen) {
   const auto args = run_args({"-n", "100000", "-s", "42"});
   expect_warning(args, run_pocketlm(args), {"-n", "100000", "seq_len 512", "using 512"});

@@ -29,6 +29,14 @@ Status parse_chat_flags(const std::string& chat_template, const std::string& t, 
   return Status();
 }
 
+Status check_system_prompt(ChatTemplate t, bool given) {
+  if (given && t == ChatTemplate::kNone)
+    return Status::error(StatusCode::kInvalidArgument,
+                         "-y: a system prompt needs --template llama2 (the default, none, sends messages as plain "
+                         "text and has no place for one)");
+  return Status();
+}
+
 Status start_chat(const std::string& model, const SessionFlags& flags, const ChatSetup& setup, ChatContext* ctx) {
   SessionOptions options;
   POCKETLM_TRY(parse_session_flags(flags, &options, &ctx->host));

@@ -39,6 +39,11 @@ struct ChatContext {
   Session session;
 };
 
+// -y with --template: a system prompt has a place only in the llama2 template (<<SYS>>); the
+// none template sends each message as plain text, so a given system prompt would be dropped
+// without a word. An error instead, naming both flags.
+Status check_system_prompt(ChatTemplate t, bool given);
+
 // Reads the memory and backend flags, opens ctx->session with SessionOptions::chat (printing
 // the plan first when it is over budget), prints setup's warnings and begins the conversation.
 Status start_chat(const std::string& model, const SessionFlags& flags, const ChatSetup& setup, ChatContext* ctx);

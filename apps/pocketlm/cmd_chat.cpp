@@ -20,7 +20,7 @@ void add_chat_command(CLI::App& app, ChatOptions& o) {
   add_reply_steps_flag(cmd, &o.steps);
   cmd->add_option("-i", o.prompt, "the first message (the rest from stdin)")->type_name("TEXT")->each(
       [&o](const std::string&) { o.has_prompt = true; });
-  cmd->add_option("-y", o.system_prompt, "system prompt (template llama2)")->type_name("TEXT")->each(
+  cmd->add_option("-y", o.system_prompt, "system prompt (needs --template llama2)")->type_name("TEXT")->each(
       [&o](const std::string&) { o.has_system_prompt = true; });
   cmd->add_option("--template", o.chat_template,
                   "how messages become tokens: none = plain text continued turn by turn (default; stories models), "
@@ -55,6 +55,7 @@ bool read_line(std::string* line) {
 int run_chat(const ChatOptions& o) {
   ChatSetup setup;
   Status st = parse_chat_flags(o.chat_template, o.temperature, o.topp, o.seed, o.steps, &setup);
+  if (st.ok()) st = check_system_prompt(setup.chat_template, !o.system_prompt.empty());
   if (!st.ok()) return fail(st);
   ChatContext ctx;
   st = start_chat(o.model, o, setup, &ctx);

@@ -39,7 +39,7 @@ void add_console_command(CLI::App& app, ConsoleOptions& o) {
       ->required()
       ->type_name("FILE");
   add_reply_steps_flag(cmd, &o.steps);
-  cmd->add_option("-y", o.system_prompt, "system prompt (template llama2)")->type_name("TEXT");
+  cmd->add_option("-y", o.system_prompt, "system prompt (needs --template llama2)")->type_name("TEXT");
   cmd->add_option("--template", o.chat_template, "none (default) or llama2, as for pocketlm chat")
       ->type_name("none|llama2");
   add_session_flags(cmd, kCmdConsole, &o);
@@ -77,6 +77,7 @@ int run_console(const ConsoleOptions& o) {
                 "' has no screen (profiles with one: " + device_choices(true) + ")");
   ChatSetup setup;
   Status st = parse_chat_flags(o.chat_template, o.temperature, o.topp, o.seed, o.steps, &setup);
+  if (st.ok()) st = check_system_prompt(setup.chat_template, !o.system_prompt.empty());
   if (!st.ok()) return fail(st);
 
   std::string osk_bytes;

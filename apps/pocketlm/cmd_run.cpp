@@ -102,6 +102,9 @@ int run_run(const RunOptions& o) {
   Sampling sampling;
   Status st = parse_sampling(o, &sampling);
   if (!st.ok()) return fail(st);
+  // run.c takes -y in generate mode and drops it: accepted as there, but not in silence.
+  if (!o.system_prompt.empty())
+    sampling.warnings.push_back("-y: generate mode has no system prompt, so it is not used (it is for -m chat)");
   SessionOptions options;
   HostResources host;
   st = parse_session_flags(o, &options, &host);
