@@ -171,6 +171,14 @@ TEST(ConsoleCli, EmptyOskString) {
   expect_one_line_error(run_pocketlm(console_args(path)), {"--osk", path, "string 2", "empty"});
 }
 
+// A plain text file instead of a UTF-16LE script: refused before the model is loaded, not
+// drawn as CJK mojibake.
+TEST(ConsoleCli, Utf8TextAsOskScriptIsRefused) {
+  const std::string path = write_text("prompts.txt", "Once upon a time\nThe dog ran\n");
+  expect_one_line_error(run_pocketlm(console_args(path)),
+                        {"--osk: " + path + ": looks like UTF-8 text (29 bytes, no NUL byte)", "expected UTF-16LE"});
+}
+
 TEST(ConsoleCli, FifoOskDoesNotHang) {
   const std::string path = test::temp_dir() + "/osk.fifo";
   ASSERT_EQ(::mkfifo(path.c_str(), 0644), 0);

@@ -1,10 +1,12 @@
 // UTF-16LE → UTF-8 (text from the PSP's on-screen keyboard): BMP and astral characters,
-// unpaired surrogates as U+FFFD, an odd byte count and a short output buffer as errors.
+// unpaired surrogates as U+FFFD, an odd byte count and a short output buffer as errors; and an
+// OSK script that is a UTF-8 text file refused.
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
+#include "pocketlm/text/osk_script.h"
 #include "pocketlm/text/utf16.h"
 
 namespace pocketlm {
@@ -71,6 +73,43 @@ TEST(Utf16, OutputCapacityIsChecked) {
   EXPECT_FALSE(st.ok());
   EXPECT_EQ(convert(le({'x'}), 0, &st), "");
   EXPECT_FALSE(st.ok());
+}
+
+Status osk_init(const std::vector<unsigned char>& bytes, int* count = nullptr) {
+  OskScript script;
+  const Status st = script.init(bytes.data(), bytes.size(), "osk");
+  if (count) *count = script.count();
+  return st;
+}
+
+std::vector<unsigned char> bytes_of(const std::string& s) { return {s.begin(), s.end()}; }
+
+// A text file given as an OSK script would be drawn as CJK: its byte pairs read as UTF-16LE
+// ("He" is U+6548). UTF-8 (ASCII among it) with no NUL byte is refused, naming what it is.
+TEST(OskScript, Utf8TextIsRefused) {
+  for (const std::string& text : {std::string("Hello there\nHow are you?\n"), std::string("Hi"),
+                                  std::string("\xEF\xBB\xBF" "caf\xC3\xA9 \xE3\x81\xAD\xE3\x81\x93\n")}) {
+    const Status st = osk_init(bytes_of(text));
+    EXPECT_EQ(st.code(), StatusCode::kBadFormat) << text;
+    EXPECT_NE(std::string(st.message()).find("osk: looks like UTF-8 text (" + std::to_string(text.size()) + " bytes"),
+              std::string::npos)
+        << st.message();
+    EXPECT_NE(std::string(st.message()).find("expected UTF-16LE strings, each ended by U+0000"), std::string::npos);
+  }
+}
+
+TEST(OskScript, Utf16LeScriptsAreNotMistakenForText) {
+  int count = 0;
+  // ASCII in UTF-16LE has a NUL in every other byte, terminated or not.
+  EXPECT_TRUE(osk_init(le({'H', 'i', 0, 'Y', 'o'}), &count).ok());
+  EXPECT_EQ(count, 2);
+  EXPECT_TRUE(osk_init(le({0xFEFF, 'H', 'i'}), &count).ok());
+  // U+732B U+8C93 (no byte 00): 2B 73 93 8C is not UTF-8 (a stray continuation byte).
+  EXPECT_TRUE(osk_init(le({0x732B, 0x8C93}), &count).ok());
+  // U+732B alone is the bytes "+s": a one-string script may end with its U+0000 to be read as one.
+  EXPECT_EQ(osk_init(le({0x732B})).code(), StatusCode::kBadFormat);
+  EXPECT_TRUE(osk_init(le({0x732B, 0}), &count).ok());
+  EXPECT_EQ(count, 1);
 }
 
 }  // namespace

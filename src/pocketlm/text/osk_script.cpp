@@ -1,10 +1,37 @@
 #include "pocketlm/text/osk_script.h"
 
+#include <cstring>
+
+#include "pocketlm/text/utf8_stream.h"
+
 namespace pocketlm {
 
 namespace {
 
 unsigned unit_at(const unsigned char* p) { return static_cast<unsigned>(p[0]) | static_cast<unsigned>(p[1]) << 8; }
+
+// Whether p[0..n) is UTF-8 without a NUL byte: text, not UTF-16LE, whose strings end with 00 00.
+// Utf8Stream passes well-formed UTF-8 through unchanged and replaces anything else (an overlong
+// form, a surrogate, a code point past U+10FFFF, a cut sequence) with U+FFFD, so the bytes are
+// UTF-8 exactly when what comes out is what went in.
+bool is_utf8_text(const unsigned char* p, std::size_t n) {
+  if (std::memchr(p, 0, n)) return false;
+  struct Echo {
+    const unsigned char* p;
+    std::size_t n, at;
+    bool same;
+  } echo{p, n, 0, true};
+  Utf8Stream stream(
+      [](const char* text, std::size_t len, void* ctx) {
+        auto* e = static_cast<Echo*>(ctx);
+        e->same = e->same && len <= e->n - e->at && std::memcmp(text, e->p + e->at, len) == 0;
+        if (e->same) e->at += len;
+      },
+      &echo);
+  stream.write(p, n);
+  stream.flush();
+  return echo.same && echo.at == n;
+}
 
 }  // namespace
 
@@ -13,6 +40,11 @@ Status OskScript::init(const unsigned char* data, std::size_t bytes, const char*
   bytes_ = bytes;
   at_ = 0;
   count_ = 0;
+  if (bytes > 0 && is_utf8_text(data, bytes))
+    return Status::error(StatusCode::kBadFormat,
+                         "%s: looks like UTF-8 text (%zu bytes, no NUL byte), not an OSK script: expected UTF-16LE "
+                         "strings, each ended by U+0000 (bytes 00 00), one per turn",
+                         name, bytes);
   if (bytes % 2 != 0)
     return Status::error(StatusCode::kBadFormat, "%s: %zu bytes is not a whole number of UTF-16LE code units", name,
                          bytes);

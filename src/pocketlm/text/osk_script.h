@@ -4,8 +4,11 @@
 // each string ends with U+0000, as the OSK terminates outtext; the last string may omit it. An
 // optional byte-order mark (FF FE) may start the file. Every string is one turn.
 //
-// Errors (kBadFormat, naming the file): an odd number of bytes, a big-endian BOM (FE FF), no
-// strings, an empty string (two U+0000 in a row), and a string longer than kMaxOskUnits code
+// Errors (kBadFormat, naming the file): a UTF-8 text file (valid UTF-8 with no NUL byte: read
+// as UTF-16LE its byte pairs would be CJK mojibake; every string but the last of a script ends
+// with the bytes 00 00, so only a one-string script without its U+0000 could be both, and
+// ending it with U+0000 makes it unambiguous), an odd number of bytes, a big-endian BOM (FE FF),
+// no strings, an empty string (two U+0000 in a row), and a string longer than kMaxOskUnits code
 // units (the bounded input of the OSK's outtextlimit).
 #pragma once
 
