@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <string>
 
 #include "test_support.h"
@@ -113,7 +114,12 @@ TEST(DeviceFile, NotJsonOrMissingOrBothFlags) {
   EXPECT_EQ(r.err, "pocketlm: error: " + file + ": not valid JSON\n");
   r = run_pocketlm({"plan", stories260k(), "-z", tok512(), "--device-file", file + ".absent"});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_EQ(r.err, "pocketlm: error: --device-file: cannot open " + file + ".absent\n");
+  EXPECT_EQ(r.err, "pocketlm: error: " + file + ".absent: cannot open --device-file file: No such file or directory\n");
+  // A directory is refused in one line (std::ifstream threw on it: an abort).
+  r = run_pocketlm({"plan", stories260k(), "-z", tok512(), "--device-file", temp_dir()});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("--device-file path is a directory, not a regular file"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   r = run_pocketlm({"plan", stories260k(), "-z", tok512(), "--device", "psp", "--device-file", file});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("give one of them"), std::string::npos) << r.err;

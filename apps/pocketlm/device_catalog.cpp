@@ -3,10 +3,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <iterator>
 #include <nlohmann/json.hpp>
 
+#include "cli_common.h"
 #include "pocketlm/kernels/kernels.h"
 
 namespace pocketlm::cli {
@@ -156,10 +155,9 @@ Status DeviceCatalog::add_json(const std::string& text, const std::string& label
 }
 
 Status DeviceCatalog::add_file(const std::string& path, const DeviceProfile** out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::error(StatusCode::kNotFound, "--device-file: cannot open %s", path.c_str());
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return Status::error(StatusCode::kIoError, "--device-file: cannot read %s", path.c_str());
+  // Not std::ifstream: reading a directory through it throws (an abort), and a FIFO blocks.
+  std::string text;
+  POCKETLM_TRY(read_whole_file(path, "--device-file", &text));
   return add_json(text, path, out);
 }
 
