@@ -27,9 +27,7 @@ using nlohmann::json;
 const std::vector<json>& cases() {
   static const std::vector<json> kCases = [] {
     std::vector<json> out;
-    std::ifstream in(shared_dir() + "/golden/reference_runs.json");
-    if (!in) return out;
-    for (const json& c : json::parse(in))
+    for (const json& c : golden_cases())
       if (c["model"] == "stories260K.bin" || c["model"] == "synth15M.bin") out.push_back(c);
     return out;
   }();
@@ -110,7 +108,7 @@ class GgufGolden : public ::testing::TestWithParam<std::tuple<std::string, std::
 TEST_P(GgufGolden, F32ConversionGivesTheGoldenTokensWithItsOwnTokenizer) {
   const auto& [name, kernels] = GetParam();
   const json* c = find_case(name);
-  ASSERT_NE(c, nullptr) << "no golden file at " << shared_dir();
+  ASSERT_NE(c, nullptr) << "cannot read " << golden_runs_path();
   const std::string model = gguf_of((*c)["model"], (*c)["tokenizer"], "f32");
   if (model.empty()) GTEST_SKIP() << "model " << (*c)["model"] << " is not available";
   const CaseRun r = run_case(*c, model, kernels);

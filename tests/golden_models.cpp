@@ -47,10 +47,20 @@ std::string synth_path(const std::string& name, const char* shape, const char* s
 
 }  // namespace
 
+std::string golden_runs_path() { return POCKETLM_GOLDEN_RUNS; }
+
+const std::vector<nlohmann::json>& golden_cases() {
+  static const std::vector<nlohmann::json> kCases = [] {
+    std::ifstream in(golden_runs_path());
+    if (!in) return std::vector<nlohmann::json>();
+    const nlohmann::json all = nlohmann::json::parse(in);
+    return std::vector<nlohmann::json>(all.begin(), all.end());
+  }();
+  return kCases;
+}
+
 std::vector<int> golden_next_tokens(const std::string& case_name) {
-  std::ifstream in(shared_dir() + "/golden/reference_runs.json");
-  if (!in) return {};
-  for (const auto& c : nlohmann::json::parse(in))
+  for (const auto& c : golden_cases())
     if (c["name"] == case_name) return c["next_tokens"].get<std::vector<int>>();
   return {};
 }

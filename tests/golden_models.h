@@ -1,7 +1,8 @@
-// Resolves the model names used in shared/golden/reference_runs.json to files.
+// The golden runs (tests/golden/reference_runs.json) and the model files their names stand for.
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -19,7 +20,15 @@ inline constexpr const char* kSynth110MQ80Sha256 = "6ed8f5242d2191ca144a2eb06bc4
 inline constexpr const char* kStories260KQ80Sha256 =
     "c8c032d04f8a48b2c8f9b708cc571a895d45fe23521f47f542b897d64ad77c50";
 
-// The golden `next_tokens` of the named case of shared/golden/reference_runs.json ({} if absent).
+// Every case of tests/golden/reference_runs.json: what llama2.c's run.c and runq.c produced,
+// token by token (format: shared/spec/llama2c-compat.md, last section). The file is part of the
+// checkout (copied from shared/golden/), so the cases and the tests named after them exist
+// with or without ../shared. Read once; empty only when the file is unreadable, which the
+// tests that use the cases report as a failure.
+const std::vector<nlohmann::json>& golden_cases();
+// The path of that file, for failure messages.
+std::string golden_runs_path();
+// The golden `next_tokens` of the named case ({} if absent).
 std::vector<int> golden_next_tokens(const std::string& case_name);
 // A generate() callback that appends each next token to the std::vector<int> at ctx.
 bool collect_tokens(std::int32_t prev, std::int32_t next, void* ctx);

@@ -1,4 +1,4 @@
-// Token-exact golden tests: every case of shared/golden/reference_runs.json is run through
+// Token-exact golden tests: every case of tests/golden/reference_runs.json is run through
 // the pocketlm binary as a user would run it, and must produce the reference programs'
 // prompt tokens and next tokens exactly, and their stdout byte for byte where it is ASCII.
 #include <gtest/gtest.h>
@@ -17,17 +17,7 @@ namespace {
 
 using nlohmann::json;
 
-std::vector<json> load_cases() {
-  std::ifstream in(shared_dir() + "/golden/reference_runs.json");
-  if (!in) return {};
-  json all = json::parse(in);
-  return std::vector<json>(all.begin(), all.end());
-}
-
-const std::vector<json>& cases() {
-  static const std::vector<json> kCases = load_cases();
-  return kCases;
-}
+const std::vector<json>& cases() { return golden_cases(); }
 
 std::vector<std::string> case_names() {
   std::vector<std::string> names;
@@ -79,7 +69,7 @@ std::string hex_decode(const std::string& hex) {
 class GoldenTest : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
 
 TEST_P(GoldenTest, MatchesReferenceTokensAndText) {
-  ASSERT_FALSE(cases().empty()) << "no golden file at " << shared_dir() << "/golden/reference_runs.json";
+  ASSERT_FALSE(cases().empty()) << "cannot read " << golden_runs_path();
   const auto& [name, kernels] = GetParam();
   const json* found = nullptr;
   for (const json& c : cases())

@@ -3,12 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "golden_models.h"
 #include "ports/posix/file_storage.h"
 #include "pocketlm/io/memory_storage.h"
 #include "pocketlm/text/tokenizer.h"
@@ -80,9 +80,8 @@ std::vector<unsigned char> make_tokenizer(const std::vector<std::pair<std::strin
 }
 
 TEST(Tokenizer, MatchesEveryGoldenPromptEncoding) {
-  std::ifstream in(test::shared_dir() + "/golden/reference_runs.json");
-  ASSERT_TRUE(in);
-  const nlohmann::json cases = nlohmann::json::parse(in);
+  const std::vector<nlohmann::json>& cases = test::golden_cases();
+  ASSERT_FALSE(cases.empty()) << "cannot read " << test::golden_runs_path();
   auto tok512 = load_file("tok512.bin", 512);
   auto tok32k = load_file("tokenizer.bin", 32000);
   int checked = 0;
