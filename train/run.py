@@ -73,7 +73,10 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description="train a pocketlm model end to end")
     ap.add_argument("recipe", choices=sorted(RECIPES))
     ap.add_argument("--out", help="output directory (default runs/RECIPE)")
-    ap.add_argument("--data", default=os.path.join(ROOT, "../shared/data/tinystories-5k.txt"))
+    # The text is in shared/ only (../shared beside the checkout, or $POCKETLM_SHARED, as for the
+    # tests): a recased TinyStories derivative that no public URL serves (docs/sources.md).
+    shared = os.environ.get("POCKETLM_SHARED") or os.path.join(ROOT, "../shared")
+    ap.add_argument("--data", default=os.path.join(shared, "data/tinystories-5k.txt"))
     ap.add_argument("--build", default=os.path.join(ROOT, "build"), help="directory of pocketlm and pocketlm-probe")
     ap.add_argument("--steps", type=int, help="override the recipe's step budget")
     ap.add_argument("--time-budget", type=float, default=0.0, help="also stop after this many seconds")
@@ -88,7 +91,8 @@ def main(argv=None) -> int:
     out = a.out or os.path.join(ROOT, "runs", a.recipe)
     for f in (a.data, os.path.join(a.build, "pocketlm"), os.path.join(a.build, "pocketlm-probe")):
         if not os.path.exists(f):
-            print(f"train: error: {f}: no such file (build first: make build; data: ../shared)", file=sys.stderr)
+            print(f"train: error: {f}: no such file (build first: make build; the text comes with ../shared, "
+                  "docs/sources.md)", file=sys.stderr)
             return 1
     os.makedirs(out, exist_ok=True)
     started = time.time()
