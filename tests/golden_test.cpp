@@ -83,10 +83,12 @@ TEST_P(GoldenTest, MatchesReferenceTokensAndText) {
   const std::string model_name = c["model"].get<std::string>();
   const bool streamed = model_name.rfind("synth42M", 0) == 0 || model_name.rfind("synth110M", 0) == 0;
   if (streamed && !emulator_prefix().empty()) GTEST_SKIP() << model_name << ": native builds only (qemu)";
+  const std::string tokenizer = c["tokenizer"].get<std::string>();
+  if (const std::string why = golden_inputs_missing(model_name, tokenizer); !why.empty()) GTEST_SKIP() << why;
   const std::string model = golden_model_path(model_name);
-  if (model.empty()) GTEST_SKIP() << "model " << c["model"] << " is not available";
+  ASSERT_FALSE(model.empty()) << model_name;  // a synth model that could not be made says why above
   const std::string log = temp_dir() + "/tokens.log";
-  std::vector<std::string> args = {"run", model, "-z", model_path(c["tokenizer"].get<std::string>()),
+  std::vector<std::string> args = {"run", model, "-z", model_path(tokenizer),
                                    "-t", number(c["temperature"].get<double>()), "-p",
                                    number(c["topp"].get<double>()), "-s", std::to_string(c["seed"].get<long long>()),
                                    "-n", std::to_string(c["steps"].get<int>()), "--token-log", log,

@@ -80,6 +80,7 @@ std::vector<unsigned char> make_tokenizer(const std::vector<std::pair<std::strin
 }
 
 TEST(Tokenizer, MatchesEveryGoldenPromptEncoding) {
+  POCKETLM_REQUIRE_FILES("models/tok512.bin", "models/tokenizer.bin");
   const std::vector<nlohmann::json>& cases = test::golden_cases();
   ASSERT_FALSE(cases.empty()) << "cannot read " << test::golden_runs_path();
   auto tok512 = load_file("tok512.bin", 512);
@@ -95,6 +96,7 @@ TEST(Tokenizer, MatchesEveryGoldenPromptEncoding) {
 }
 
 TEST(Tokenizer, EmptyTextIsJustBos) {
+  POCKETLM_REQUIRE_FILES("models/tok512.bin");
   auto l = load_file("tok512.bin", 512);
   EXPECT_EQ(encode(l->tok, ""), (std::vector<int>{1}));
   EXPECT_EQ(encode(l->tok, "", false, false), (std::vector<int>{}));
@@ -102,6 +104,7 @@ TEST(Tokenizer, EmptyTextIsJustBos) {
 }
 
 TEST(Tokenizer, ByteFallbackForUnknownCharacters) {
+  POCKETLM_REQUIRE_FILES("models/tok512.bin");
   auto l = load_file("tok512.bin", 512);
   // U+1F409 is not in a 512-piece vocabulary: its four bytes become ids byte + 3.
   const std::vector<int> ids = encode(l->tok, "\xF0\x9F\x90\x89");
@@ -110,6 +113,7 @@ TEST(Tokenizer, ByteFallbackForUnknownCharacters) {
 }
 
 TEST(Tokenizer, DecodesBytePiecesAndStripsSpaceAfterBos) {
+  POCKETLM_REQUIRE_FILES("models/tok512.bin", "models/tokenizer.bin");
   auto l = load_file("tokenizer.bin", 32000);
   EXPECT_EQ(decode(l->tok, 5, 13), "\n");  // <0x0A>
   EXPECT_EQ(decode(l->tok, 5, 3 + 0xF0), "\xF0");
@@ -119,6 +123,7 @@ TEST(Tokenizer, DecodesBytePiecesAndStripsSpaceAfterBos) {
 }
 
 TEST(Tokenizer, EncodeDecodeRoundTripsText) {
+  POCKETLM_REQUIRE_FILES("models/tok512.bin", "models/tokenizer.bin");
   auto l = load_file("tokenizer.bin", 32000);
   const std::string text = "Hello, world! Zo\xC3\xAB saw a \xF0\x9F\x90\x89 in 2024.";
   const std::vector<int> ids = encode(l->tok, text);
@@ -200,6 +205,7 @@ TEST(Tokenizer, VocabularyWithoutBosOrEosRejectsThem) {
 }
 
 TEST(Tokenizer, TooSmallTokenBufferIsAnError) {
+  POCKETLM_REQUIRE_FILES("models/tok512.bin");
   auto l = load_file("tok512.bin", 512);
   std::int32_t ids[4];
   int n = 0;
