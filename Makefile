@@ -1,7 +1,9 @@
 # Thin front for CMake. The commands a user needs (each first installs what is missing on
 # Debian/Ubuntu: scripts/setup):
 #   make demo   Release build, and the shipped model (assets/stories1M.gguf) writes a story
-#   make test   build and run every test (unit, golden token-exact, CLI errors, PyTorch parity)
+#   make test   build and run every test (unit, golden token-exact, CLI errors, PyTorch parity);
+#               without ../shared it first downloads the public models the tests read
+#               (scripts/get-models --tests), and the tests whose files are missing skip
 #   make train        retrain the shipped model from scratch (train/; 35 min on a busy 2-core machine)
 #   make train-smoke  a tiny model in about 30 s: train -> export -> tokenizer and parity checks
 #   make synth-models   models/synth15M.bin and synth15M_q80.bin (docs/memory-and-tiers.md, docs/performance.md)
@@ -26,8 +28,11 @@ build:
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
 	cmake --build $(BUILD) -j$(JOBS)
 
+# stories260K (fp32 and q80), tok512.bin and tokenizer.bin into models/, from ../shared or their
+# public sources (pinned sha256: tests/public-models.txt); without ../shared the q80 one is
+# made by the build's pocketlm convert (make build first).
 models:
-	scripts/get-models models
+	POCKETLM_BINARY=$(BUILD)/pocketlm scripts/get-models models
 
 # The stories15M-shaped synthetic model (random weights, fixed bytes: shared/spec/
 # synthetic-models.md) and its q80 conversion; with models/tokenizer.bin from `make models`.
@@ -49,12 +54,18 @@ demo:
 screenshots: build models
 	scripts/make-screenshots $(BUILD) models
 
+# get-models --tests fetches what ../shared would have given into the download cache
+# (~/.cache/pocketlm); offline it says what it could not get and the test run goes on, those
+# tests skipping with one line each. The build's pocketlm makes stories260K_q80.bin. ctest
+# names the skipped tests; scripts/test-skips then says why, and ctest's status is make's.
 test:
 	scripts/setup test
 	$(MAKE) build
-	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS)
+	POCKETLM_BINARY=$(BUILD)/pocketlm scripts/get-models --tests
+	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS); status=$$?; scripts/test-skips $(BUILD); exit $$status
 
-# Training (train/, docs/training.md): reads ../shared/data/tinystories-5k.txt. `train`
+# Training (train/, docs/training.md): reads ../shared/data/tinystories-5k.txt (or
+# $POCKETLM_SHARED/data/), which has no public download (docs/sources.md). `train`
 # rebuilds the shipped model into runs/default/ (copy runs/default/model.gguf to
 # $(DEFAULT_MODEL) to ship it) and prints its validation loss; `train-smoke` (CI) trains a
 # 41K-parameter model (8 s of training here, at most 55 s) and checks the tokenizer, export and
@@ -69,13 +80,15 @@ train-smoke:
 	$(PYTHON) -m train.run smoke
 
 # Cross build with Debian's g++-aarch64-linux-gnu; ctest runs every test (and the tests run
-# the pocketlm binary) through qemu-aarch64-static (cmake/aarch64-linux-gnu.cmake). Needs the
+# the pocketlm binary) through qemu-aarch64-static (cmake/aarch64-linux-gnu.cmake). The models
+# come as for make test (the host build's pocketlm, if there, makes the q80 one). Needs the
 # packages g++-aarch64-linux-gnu qemu-user-static googletest.
 AARCH64_BUILD ?= build-aarch64
 test-aarch64:
 	cmake -S . -B $(AARCH64_BUILD) -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake
 	cmake --build $(AARCH64_BUILD) -j$(JOBS)
-	ctest --test-dir $(AARCH64_BUILD) --output-on-failure -j$(JOBS)
+	POCKETLM_BINARY=$(BUILD)/pocketlm scripts/get-models --tests
+	ctest --test-dir $(AARCH64_BUILD) --output-on-failure -j$(JOBS); status=$$?; scripts/test-skips $(AARCH64_BUILD); exit $$status
 
 # Cross build for 32-bit little-endian MIPS (the PSP's family) with Debian's g++-mipsel-linux-gnu;
 # no SIMD backend there, so reference and tiled4 run. ctest runs the whole suite through
@@ -90,7 +103,8 @@ MIPS_TESTS ?=
 test-mips:
 	cmake -S . -B $(MIPS_BUILD) -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=cmake/mipsel-linux-gnu.cmake
 	cmake --build $(MIPS_BUILD) -j$(JOBS)
-	ctest --test-dir $(MIPS_BUILD) --output-on-failure -j$(JOBS) $(if $(MIPS_TESTS),-R '$(MIPS_TESTS)')
+	POCKETLM_BINARY=$(BUILD)/pocketlm scripts/get-models --tests
+	ctest --test-dir $(MIPS_BUILD) --output-on-failure -j$(JOBS) $(if $(MIPS_TESTS),-R '$(MIPS_TESTS)'); status=$$?; scripts/test-skips $(MIPS_BUILD); exit $$status
 
 # AddressSanitizer + UndefinedBehaviorSanitizer (and LeakSanitizer): the whole suite, whose
 # tests also spawn the sanitized pocketlm binary. ASan cannot link statically, so the CLI is

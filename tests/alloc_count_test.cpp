@@ -55,6 +55,7 @@ class AllocCount : public ::testing::TestWithParam<std::tuple<const char*, int>>
 
 TEST_P(AllocCount, GenerateMakesNoHeapAllocations) {
   const auto& [model_name, threads] = GetParam();
+  POCKETLM_REQUIRE_FILES(std::string("models/") + model_name, "models/tok512.bin");
   FileStorage model, tokenizer;
   ASSERT_TRUE(model.open(test::model_path(model_name).c_str(), "model").ok());
   ASSERT_TRUE(tokenizer.open(test::model_path("tok512.bin").c_str(), "tokenizer").ok());
@@ -94,6 +95,7 @@ TEST_P(AllocCount, GenerateMakesNoHeapAllocations) {
 // allocates nothing either once the session is built.
 TEST_P(AllocCount, ChatTurnsMakeNoHeapAllocations) {
   const auto& [model_name, threads] = GetParam();
+  POCKETLM_REQUIRE_FILES(std::string("models/") + model_name, "models/tok512.bin");
   FileStorage model, tokenizer;
   ASSERT_TRUE(model.open(test::model_path(model_name).c_str(), "model").ok());
   ASSERT_TRUE(tokenizer.open(test::model_path("tok512.bin").c_str(), "tokenizer").ok());

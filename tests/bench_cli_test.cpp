@@ -38,6 +38,7 @@ std::uint64_t fp32_bytes_per_token(const std::string& path) {
 }
 
 TEST(BenchCli, ReportsDecodeSpeedAndWeightBytes) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const CommandResult r = run_pocketlm({"bench", model(), "-z", tok512(), "-n", "16", "--repeats", "2"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(row(r.out, "decode tok/s"), "") << r.out;
@@ -63,6 +64,7 @@ TEST(BenchCli, BadRepeatsIsOneLineError) {
 }
 
 TEST(BenchCli, SampledRepeatsReportTheirRateAndTheRatio) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const CommandResult r =
       run_pocketlm({"bench", model(), "-z", tok512(), "-n", "24", "--repeats", "2", "-t", "1", "-p", "0.9", "-s", "7"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -94,12 +96,14 @@ TEST(BenchCli, CountsOfOneAreSingular) {
 }
 
 TEST(BenchCli, ZeroStepsMeanSeqLenAsForRun) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const CommandResult r = run_pocketlm({"bench", model(), "-z", tok512(), "-n", "0", "--seq-len", "16", "--repeats", "1"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(row(r.out, "seq_len / steps").find("| 16 / 16,"), std::string::npos) << r.out;
 }
 
 TEST(BenchCli, OverHeapPrintsThePlanAndExitsOne) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const CommandResult r = run_pocketlm({"bench", model(), "-z", tok512(), "--heap", "512K"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("kv cache"), std::string::npos) << r.err;

@@ -44,6 +44,7 @@ std::vector<unsigned char> osk_file(const std::vector<std::u16string>& strings) 
 }
 
 TEST(ChatCli, ThreeMessagesFromAPipe) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const std::string input = write_text("in.txt", "Once upon a time\nShe saw a cat\nThe end\n");
   const auto r = run_pocketlm_with_input({"chat", model(), "-z", tok512(), "-t", "0", "-n", "20"}, input);
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -55,6 +56,7 @@ TEST(ChatCli, ThreeMessagesFromAPipe) {
 }
 
 TEST(ChatCli, ContextFullShowsANotice) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   std::string lines;
   for (int i = 0; i < 8; ++i) lines += "Then the little dog ran to the park\n";
   const std::string input = write_text("in.txt", lines);
@@ -66,6 +68,7 @@ TEST(ChatCli, ContextFullShowsANotice) {
 }
 
 TEST(ChatCli, TooLongAMessageIsRefusedAndTheChatGoesOn) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   std::string longline;
   for (int i = 0; i < 40; ++i) longline += "Once upon a time ";
   const std::string input = write_text("in.txt", longline + "\nShe smiled\n");
@@ -78,6 +81,7 @@ TEST(ChatCli, TooLongAMessageIsRefusedAndTheChatGoesOn) {
 }
 
 TEST(ChatCli, RunModeChatReadsTheSystemPromptThenMessages) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   // run.c's chat(): without -y the first line is the system prompt; the template is llama2.
   const std::string input = write_text("in.txt", "You are a storyteller\nTell me a story\n");
   const auto r = run_pocketlm_with_input({"run", model(), "-z", tok512(), "-m", "chat", "-t", "0", "-n", "12"}, input);
@@ -103,6 +107,7 @@ TEST(ChatCli, RunModeChatRefusesTokenLog) {
 }
 
 TEST(ConsoleCli, OskScriptDrivesThePspScreen) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
 #if !POCKETLM_HAVE_PNG
   GTEST_SKIP() << "this build has no libpng";
 #endif
@@ -127,6 +132,7 @@ TEST(ConsoleCli, OskScriptDrivesThePspScreen) {
 }
 
 TEST(ConsoleCli, Esp32s3IsASmallDisplay) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
 #if !POCKETLM_HAVE_PNG
   GTEST_SKIP() << "this build has no libpng";
 #endif

@@ -87,6 +87,7 @@ constexpr int kReply = 24;
 // forced, as a single prompt) samples exactly R3, and the text of R3 is the same; the first
 // reply equals generate() over M1.
 TEST(Chat, ThreeTurnsReuseTheKvCacheAndEqualOnePass) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   ChatFixture f;
   ASSERT_TRUE(f.session.chat_begin(greedy()).ok());
   const std::vector<std::int32_t> m1 = f.encode("Once upon a time, there was a little girl named Lily", true);
@@ -133,6 +134,7 @@ TEST(Chat, ThreeTurnsReuseTheKvCacheAndEqualOnePass) {
 // The second turn's prefill runs its own tokens only: the same count and the same number of
 // batched passes whether the first message was 12 tokens or 200.
 TEST(Chat, SecondTurnPrefillDoesNotGrowWithTheFirstTurn) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   std::string long_story;
   for (int i = 0; i < 12; ++i) long_story += "Once upon a time, there was a little girl who liked to play. ";
   ChatTurnStats second[2];
@@ -156,6 +158,7 @@ TEST(Chat, SecondTurnPrefillDoesNotGrowWithTheFirstTurn) {
 // positions) untouched, drops the oldest turns, re-runs the kept newest turns at their new
 // positions, and the reply after it equals one pass over the kept tokens and the new message.
 TEST(Chat, ContextFullDropsTheOldestTurnsAndKeepsTheOpening) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   ChatFixture f(64);
   ASSERT_TRUE(f.session.chat_begin(greedy()).ok());
   const std::vector<std::int32_t> m1 = f.encode("Once upon a time, there was a little girl named Lily", true);
@@ -192,6 +195,7 @@ TEST(Chat, ContextFullDropsTheOldestTurnsAndKeepsTheOpening) {
 
 // A message longer than the context is refused and changes nothing.
 TEST(Chat, MessageLongerThanTheContextIsRefused) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   ChatFixture f(32);
   ASSERT_TRUE(f.session.chat_begin(greedy()).ok());
   std::string text;
@@ -212,6 +216,7 @@ TEST(Chat, MessageLongerThanTheContextIsRefused) {
 
 // generate() overwrites the kv cache: the conversation must begin again.
 TEST(Chat, GenerateEndsTheConversation) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   ChatFixture f;
   ASSERT_TRUE(f.session.chat_begin(greedy()).ok());
   const std::vector<std::int32_t> m = f.encode("Once upon a time", true);
@@ -225,6 +230,7 @@ TEST(Chat, GenerateEndsTheConversation) {
 }
 
 TEST(Chat, NeedsTheChatHistory) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   FileStorage model, tokenizer;
   ASSERT_TRUE(model.open(test::model_path("stories260K.bin").c_str(), "model").ok());
   ASSERT_TRUE(tokenizer.open(test::model_path("tok512.bin").c_str(), "tokenizer").ok());

@@ -75,6 +75,9 @@ struct FlagCase {
   std::vector<std::string> flags;  // appended to `run stories260K.bin -z tok512.bin`
   int exit_code;
   std::vector<std::string> needles;  // flag/field and value, as they must appear
+  // The error needs the model's header; the others come from the flags alone, before the
+  // files are opened, so they run without stories260K too.
+  bool reads_model = false;
 };
 
 const FlagCase kFlagCases[] = {
@@ -86,7 +89,7 @@ const FlagCase kFlagCases[] = {
     {"TemperatureOverflowsFloat", {"-t", "1e50"}, 1, {"-t", "'1e50'", "outside the range of a float"}},
     {"ToppNan", {"-p", "nan"}, 1, {"-p", "'nan'", "not a finite number"}},
     {"HeapNotAByteSize", {"--heap", "bogus"}, 1, {"--heap", "'bogus'", "not a byte size"}},
-    {"SeqLenAboveModel", {"--seq-len", "1000"}, 1, {"--seq-len", "1000", "512", "seq_len"}},
+    {"SeqLenAboveModel", {"--seq-len", "1000"}, 1, {"--seq-len", "1000", "512", "seq_len"}, true},
     {"UnknownKernels", {"--kernels", "nosuch"}, 1, {"--kernels", "'nosuch'", "not available", "available: reference"}},
     {"ThreadsZero", {"--threads", "0"}, 1, {"--threads", "0", "[1, 256]"}},
     {"UnknownMode", {"-m", "foo"}, 1, {"-m", "'foo'", "unknown mode"}},
@@ -101,6 +104,7 @@ class FlagError : public ::testing::TestWithParam<FlagCase> {};
 
 TEST_P(FlagError, OneLineNamingFlagAndValue) {
   const FlagCase& c = GetParam();
+  if (c.reads_model) POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const auto args = run_args(c.flags);
   expect_one_line_error(args, run_pocketlm(args), c.exit_code, c.needles);
 }
@@ -117,6 +121,7 @@ TEST(CliFileError, MissingModel) {
 }
 
 TEST(CliFileError, MissingTokenizer) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin");
   const std::string path = temp_dir() + "/no-such-tokenizer.bin";
   const std::vector<std::string> args = {"run", model(), "-z", path};
   expect_one_line_error(args, run_pocketlm(args), 1, {path, "tokenizer", "No such file"});
@@ -171,6 +176,7 @@ bool run_as_nobody(const std::vector<std::string>& args, const std::string& dir,
 }
 
 TEST(CliFileError, UnreadableModel) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin");
   const std::vector<unsigned char> bytes = read_file(model());
   ASSERT_FALSE(bytes.empty());
   CommandResult r;
@@ -201,6 +207,7 @@ TEST(CliFileError, UnreadableModel) {
 }
 
 TEST(CliFileError, TokenLogInMissingDirectory) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const std::string dir = temp_dir() + "/missing";
   const std::string log = dir + "/tokens.txt";
   const auto args = run_args({"-n", "5", "-s", "42", "--token-log", log});
@@ -211,22 +218,26 @@ TEST(CliFileError, TokenLogInMissingDirectory) {
 // ---- Values that are not errors -------------------------------------------------------------
 
 TEST(CliAccepts, SeedBeyondALongIsReadAsAtoiDoes) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   // strtol saturates at LONG_MAX, whose low 32 bits are the int -1: seed 2^64 - 1.
   const auto args = run_args({"-s", "18446744073709551616", "-n", "5"});
   expect_warning(args, run_pocketlm(args), {"-s", "LONG_MAX", "using seed 18446744073709551615"});
 }
 
 TEST(CliClampWarning, NegativeSteps) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const auto args = run_args({"-n", "-5", "-s", "42"});
   expect_warning(args, run_pocketlm(args), {"-n", "-5", "negative", "seq_len", "using 512"});
 }
 
 TEST(CliClampWarning, NegativeTemperature) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const auto args = run_args({"-t", "-1", "-n", "10", "-s", "42"});
   expect_warning(args, run_pocketlm(args), {"-t", "-1", "using 0"});
 }
 
 TEST(CliClampWarning, ToppAboveOne) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const auto args = run_args({"-p", "1.5", "-n", "10", "-s", "42"});
   expect_warning(args, run_pocketlm(args), {"-p", "1.5", "using 0.9"});
 }
@@ -238,6 +249,7 @@ TEST(CliClampWarning, SystemPromptInGenerateMode) {
 }
 
 TEST(CliClampWarning, StepsAboveSeqLen) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const auto args = run_args({"-n", "100000", "-s", "42"});
   expect_warning(args, run_pocketlm(args), {"-n", "100000", "seq_len 512", "using 512"});
 }
@@ -245,6 +257,7 @@ TEST(CliClampWarning, StepsAboveSeqLen) {
 // ---- A prompt longer than the context -------------------------------------------------------
 
 TEST(CliPromptError, LongerThanSeqLen) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const std::string prompt = "Once upon a time, there was a little girl named Lily who loved to play outside.";
   const std::string dir = temp_dir();
   const auto args = run_args({"--seq-len", "8", "-i", prompt, "--token-log", dir + "/tokens.txt"});
@@ -263,6 +276,7 @@ TEST(CliPromptError, LongerThanSeqLen) {
 // seq_len = 2^31 - 1 makes the kv cache 2 PiB: beyond any 64-bit host's address space, so the
 // arena allocation fails even where memory is overcommitted.
 TEST(CliHeaderError, SeqLenTooBigForTheHost) {
+  POCKETLM_REQUIRE_FILES("models/tok512.bin");
   const std::int32_t dims[7] = {2, 1, 65536, 1, 1, 512, INT32_MAX};
   std::vector<unsigned char> bytes;
   put_i32(bytes, 0x616b3432);

@@ -47,6 +47,7 @@ TEST(CliHelp, EveryValueIsTypedAndChoicesAreListed) {
 }
 
 TEST(CliSummary, BosOnlyPromptHasNoPrefillRate) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const CommandResult r = run_pocketlm(
       {"run", model_path("stories260K.bin"), "-z", model_path("tok512.bin"), "-n", "8", "-s", "1"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -76,6 +77,7 @@ TEST(CliSummary, PlanCountsOfOneAreSingular) {
 }
 
 TEST(CliSummary, PromptThatFillsStepsHasNoDecodeRate) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const CommandResult r = run_pocketlm({"run", model_path("stories260K.bin"), "-z", model_path("tok512.bin"), "-n",
                                         "3", "-s", "1", "-i", "Once upon a time, there was"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -29,6 +29,7 @@ std::string write_profile(const nlohmann::json& j) {
 }
 
 TEST(DeviceFile, ABuiltinProfileReadBackPlansTheSame) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   for (const char* name : {"host", "psp", "psp-2000", "esp32s3"}) {
     SCOPED_TRACE(name);
     nlohmann::json profile = builtin(name);
@@ -43,6 +44,7 @@ TEST(DeviceFile, ABuiltinProfileReadBackPlansTheSame) {
 }
 
 TEST(DeviceFile, Esp32WithTwoMiBOfPsramPlans) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   nlohmann::json profile = builtin("esp32s3");
   profile["name"] = "esp32s3-2m";
   profile["tiers"][1]["capacity"] = 2 * 1024 * 1024;

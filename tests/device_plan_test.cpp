@@ -17,8 +17,9 @@ std::string stories260k() { return model_path("stories260K.bin"); }
 std::string tok512() { return model_path("tok512.bin"); }
 
 TEST(DevicePlan, AFileLargerThanFlashIsBlamedOnFlashNotHeap) {
+  POCKETLM_REQUIRE_FILES("models/tokenizer.bin");
   const std::string model = golden_model_path("synth15M_q80.bin");  // 17 MB: over 16 MiB of flash
-  if (model.empty()) GTEST_SKIP() << "synth15M_q80.bin is not available";
+  ASSERT_FALSE(model.empty());  // the pocketlm binary makes it; a failure says why above
   const CommandResult r = run_pocketlm({"plan", model, "-z", model_path("tokenizer.bin"), "--device", "esp32s3"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err.find("--heap"), std::string::npos) << r.err;
@@ -64,6 +65,7 @@ TEST(DevicePlan, RamTierOverflowNamesTheTier) {
 }
 
 TEST(DevicePlan, DevicePlansUseTheDevicesKernels) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   for (const char* device : {"psp", "esp32s3"}) {
     SCOPED_TRACE(device);
     const CommandResult r = run_pocketlm({"plan", stories260k(), "-z", tok512(), "--device", device});
@@ -86,6 +88,7 @@ double projected(const std::string& out) {
 }
 
 TEST(DevicePlan, ProjectionIsPerDecodeTokenAndCountsTheWeightType) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const std::string dir = temp_dir();
   const std::string f32 = dir + "/s260k.gguf", q4 = dir + "/s260k_q4_0.gguf";
   ASSERT_EQ(run_pocketlm({"convert", stories260k(), "--to", "gguf", "-z", tok512(), "-o", f32}).exit_code, 0);

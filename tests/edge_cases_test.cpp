@@ -33,6 +33,7 @@ int token_count(const char* text) {
 }
 
 TEST(EdgeCases, PromptOfExactlySeqLenTokensFitsAndOneMoreDoesNot) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const char* text = "Once upon a time, there was a little girl";
   const int n = token_count(text);
   ASSERT_GT(n, 3);
@@ -63,6 +64,7 @@ TEST(EdgeCases, PromptOfExactlySeqLenTokensFitsAndOneMoreDoesNot) {
 }
 
 TEST(EdgeCases, StepsBeyondSeqLenAreRefusedByTheEngine) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   Stories260K f;
   Session s;
   ASSERT_TRUE(s.open(f.model, f.tokenizer, SessionOptions{}).ok());
@@ -73,6 +75,7 @@ TEST(EdgeCases, StepsBeyondSeqLenAreRefusedByTheEngine) {
 }
 
 TEST(EdgeCases, InvalidUtf8PromptFallsBackToBytes) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const std::string bad = "caf\xC3 \xFF\xFE end \xED\xA0\x80";
   const auto r = test::run_pocketlm({"run", test::model_path("stories260K.bin"), "-z", test::model_path("tok512.bin"),
                                      "-t", "0", "-n", "40", "-i", bad});
@@ -83,6 +86,7 @@ TEST(EdgeCases, InvalidUtf8PromptFallsBackToBytes) {
 }
 
 TEST(EdgeCases, ConvertOnAFullDiskFailsAndLeavesNothing) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const std::string dir = test::temp_dir();
   const std::string out = dir + "/q80.bin";
   // ulimit -f 64: files may grow to 64 blocks (32 KiB with 512-byte blocks) and no further.

@@ -32,7 +32,8 @@ TEST(StorySplit, StoriesAreCutAtSeparatorLines) {
 }
 
 TEST(StorySplit, HeldOutIsAFixedFivePercent) {
-  std::ifstream in(test::shared_dir() + "/data/tinystories-5k.txt", std::ios::binary);
+  POCKETLM_REQUIRE_FILES("data/tinystories-5k.txt");
+  std::ifstream in(test::find_file("data/tinystories-5k.txt"), std::ios::binary);
   ASSERT_TRUE(in) << "no tinystories-5k.txt";
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const auto stories = cli::split_stories(text);
@@ -79,6 +80,7 @@ double independent_nll(const std::string& story, std::uint64_t* tokens) {
 }
 
 TEST(Eval, NumbersMatchAnIndependentComputation) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const std::string story = "Once upon a time, there was a little dog named Max. Max liked to run in the park.";
   const std::string path = test::temp_dir() + "/text.txt";
   test::write_file(path, std::vector<unsigned char>(story.begin(), story.end()));
@@ -94,6 +96,7 @@ TEST(Eval, NumbersMatchAnIndependentComputation) {
 }
 
 TEST(Eval, WindowsScoreEveryTokenOnceAndAModelAgreesWithItself) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const std::string dir = test::temp_dir();
   const std::string model = dir + "/m.gguf";
   ASSERT_EQ(run_pocketlm({"convert", test::model_path("stories260K.bin"), "--to", "gguf", "-z",

@@ -100,7 +100,7 @@ class FileKind : public ::testing::TestWithParam<KindCase> {};
 
 TEST_P(FileKind, ErrorSaysWhatTheFileIs) {
   const KindCase& c = GetParam();
-  if (c.shared && !test::file_exists(test::model_path(c.shared))) GTEST_SKIP() << c.shared << " is not available";
+  if (c.shared) POCKETLM_REQUIRE_FILES(std::string("models/") + c.shared);
   const std::string message = error_of(c.bytes);
   ASSERT_FALSE(message.empty()) << "accepted as a checkpoint";
   EXPECT_EQ(message.find('\n'), std::string::npos) << message;
@@ -110,15 +110,8 @@ TEST_P(FileKind, ErrorSaysWhatTheFileIs) {
 INSTANTIATE_TEST_SUITE_P(Recognisers, FileKind, ::testing::ValuesIn(kind_cases()),
                          [](const ::testing::TestParamInfo<KindCase>& info) { return std::string(info.param.name); });
 
-// Tests that cut the shared models skip, saying so, where ../shared is not there.
-bool shared_models_missing() {
-  for (const char* name : {"stories260K.bin", "stories260K_q80.bin"})
-    if (!test::file_exists(test::model_path(name))) return true;
-  return false;
-}
-
 TEST(FileKind, RealCheckpointsThatFailKeepTheirOwnError) {
-  if (shared_models_missing()) GTEST_SKIP() << "shared models are not available";
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/stories260K_q80.bin");
   // Truncated fp32 and q80 files and an unknown version: the reader's message, untouched.
   const std::string truncated = error_of(shared_file("stories260K.bin", 1000));
   EXPECT_NE(truncated.find("truncated"), std::string::npos) << truncated;
@@ -132,7 +125,7 @@ TEST(FileKind, RealCheckpointsThatFailKeepTheirOwnError) {
 }
 
 TEST(FileKind, ValidHeadersAreNeverDescribed) {
-  if (shared_models_missing()) GTEST_SKIP() << "shared models are not available";
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/stories260K_q80.bin");
   char out[256];
   for (const char* name : {"stories260K.bin", "stories260K_q80.bin"}) {
     const Bytes head = shared_file(name, kFileKindHeadBytes);

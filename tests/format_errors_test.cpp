@@ -260,8 +260,8 @@ Parsed parse_file(const std::string& path, Status* open_status) {
 void expect_stories260k(const ModelConfig& c) { expect_config(c, {64, 172, 5, 8, 4, 512, 512}); }
 
 TEST(RealModel, Stories260KParses) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin");
   const std::string path = test::model_path("stories260K.bin");
-  if (!test::file_exists(path)) GTEST_SKIP() << path << " is not available";
   Status open;
   const Parsed p = parse_file(path, &open);
   ASSERT_TRUE(open.ok()) << open.message();
@@ -271,8 +271,8 @@ TEST(RealModel, Stories260KParses) {
 }
 
 TEST(RealModel, Stories260KQ80Parses) {
+  POCKETLM_REQUIRE_FILES("models/stories260K_q80.bin");
   const std::string path = test::model_path("stories260K_q80.bin");
-  if (!test::file_exists(path)) GTEST_SKIP() << path << " is not available";
   Status open;
   const Parsed p = parse_file(path, &open);
   ASSERT_TRUE(open.ok()) << open.message();
@@ -283,8 +283,8 @@ TEST(RealModel, Stories260KQ80Parses) {
 }
 
 TEST(RealModel, TruncatedCopyFailsInTheCli) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const std::string source = test::model_path("stories260K.bin");
-  if (!test::file_exists(source)) GTEST_SKIP() << source << " is not available";
   Bytes bytes = test::read_file(source);
   ASSERT_GT(bytes.size(), 1000u);
   const std::size_t full = bytes.size();

@@ -52,6 +52,7 @@ struct V0 {
 };
 
 TEST(FormatVariants, V1HeaderFileGivesTheGoldenTokens) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   V0 v0;
   Bytes v1;
   test::put_i32(v1, static_cast<std::int32_t>(kLlama2cMagic));
@@ -69,6 +70,7 @@ TEST(FormatVariants, V1HeaderFileGivesTheGoldenTokens) {
 }
 
 TEST(FormatVariants, UnsharedClassifierV0GivesTheGoldenTokens) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   V0 v0;
   Bytes unshared = v0.file;
   std::int32_t vocab = 0;

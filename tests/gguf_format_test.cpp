@@ -330,6 +330,7 @@ TEST(GgufBadInput, CliReportsOneLine) {
 
 // tokenizer.bin -> GGUF -> the tables a session holds: the same pieces, scores and ids.
 TEST(GgufTokenizer, RoundTripKeepsEveryPieceAndScore) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin", "models/tokenizer.bin");
   for (const char* tok : {"tok512.bin", "tokenizer.bin"}) {
     const std::string vocab_model = std::string(tok) == "tok512.bin" ? "stories260K.bin" : "";
     std::string model = vocab_model.empty() ? std::string() : test::model_path(vocab_model);

@@ -27,9 +27,7 @@ using nlohmann::json;
 const std::vector<json>& cases() {
   static const std::vector<json> kCases = [] {
     std::vector<json> out;
-    std::ifstream in(shared_dir() + "/golden/reference_runs.json");
-    if (!in) return out;
-    for (const json& c : json::parse(in))
+    for (const json& c : golden_cases())
       if (c["model"] == "stories260K.bin" || c["model"] == "synth15M.bin") out.push_back(c);
     return out;
   }();
@@ -110,9 +108,10 @@ class GgufGolden : public ::testing::TestWithParam<std::tuple<std::string, std::
 TEST_P(GgufGolden, F32ConversionGivesTheGoldenTokensWithItsOwnTokenizer) {
   const auto& [name, kernels] = GetParam();
   const json* c = find_case(name);
-  ASSERT_NE(c, nullptr) << "no golden file at " << shared_dir();
+  ASSERT_NE(c, nullptr) << "cannot read " << golden_runs_path();
+  if (const std::string why = golden_inputs_missing((*c)["model"], (*c)["tokenizer"]); !why.empty()) GTEST_SKIP() << why;
   const std::string model = gguf_of((*c)["model"], (*c)["tokenizer"], "f32");
-  if (model.empty()) GTEST_SKIP() << "model " << (*c)["model"] << " is not available";
+  ASSERT_FALSE(model.empty());
   const CaseRun r = run_case(*c, model, kernels);
   EXPECT_EQ(r.prompt, (*c)["prompt_tokens"].get<std::vector<int>>());
   EXPECT_EQ(r.next, (*c)["next_tokens"].get<std::vector<int>>());
@@ -129,9 +128,10 @@ class GgufQuantized : public ::testing::TestWithParam<std::tuple<std::string, st
 TEST_P(GgufQuantized, SameTokensOnEveryBackend) {
   const auto& [name, type] = GetParam();
   const json* c = find_case(name);
-  ASSERT_NE(c, nullptr);
+  ASSERT_NE(c, nullptr) << "cannot read " << golden_runs_path();
+  if (const std::string why = golden_inputs_missing((*c)["model"], (*c)["tokenizer"]); !why.empty()) GTEST_SKIP() << why;
   const std::string model = gguf_of((*c)["model"], (*c)["tokenizer"], type);
-  if (model.empty()) GTEST_SKIP() << "model " << (*c)["model"] << " is not available";
+  ASSERT_FALSE(model.empty());
   const CaseRun want = run_case(*c, model, "reference");
   ASSERT_FALSE(want.next.empty());
   EXPECT_EQ(want.prompt, (*c)["prompt_tokens"].get<std::vector<int>>());  // the tokenizer is the same
@@ -157,6 +157,7 @@ INSTANTIATE_TEST_SUITE_P(ConversionsF16, GgufQuantized,
 // GGUF -> GGUF re-typing streams through the same conversion: the bytes of converting the .bin
 // directly (general.name is the input's base name, the same here).
 TEST(GgufConvert, RetypingAGgufEqualsConvertingTheBin) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/stories260K_q80.bin", "models/tok512.bin");
   const std::string dir = temp_dir();
   const std::string bin = dir + "/m.bin";
   write_file(bin, read_file(model_path("stories260K.bin")));
@@ -180,6 +181,7 @@ TEST(GgufConvert, RetypingAGgufEqualsConvertingTheBin) {
 // The RoPE mapping, directly: an f32 conversion stores every tensor (wq and wk included) with
 // the bytes of the .bin, rows in the same order (format/gguf.h: no permutation either way).
 TEST(GgufConvert, F32TensorsAreTheBinsBytes) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const std::string gguf = gguf_of("stories260K.bin", "tok512.bin", "f32");
   ASSERT_FALSE(gguf.empty());
   FileStorage a, b;
@@ -205,6 +207,7 @@ TEST(GgufConvert, F32TensorsAreTheBinsBytes) {
 
 // The plan of a GGUF model (its own tokenizer included) is exactly the arena a run allocates.
 TEST(GgufConvert, PlanEqualsTheArenaOfARun) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const std::string model = gguf_of("stories260K.bin", "tok512.bin", "q4_0");
   ASSERT_FALSE(model.empty());
   for (const std::string& k : available_kernel_names()) {

@@ -63,6 +63,7 @@ std::string gguf_name(const TensorInfo& t) {
 }
 
 TEST(GgufJs, HuggingFaceParserReadsWhatPocketlmWrites) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/stories260K_q80.bin", "models/tok512.bin");
   int status = 0;
   const std::string node = capture("command -v node", &status);
   if (status != 0 || node.empty())

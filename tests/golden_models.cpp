@@ -47,10 +47,20 @@ std::string synth_path(const std::string& name, const char* shape, const char* s
 
 }  // namespace
 
+std::string golden_runs_path() { return POCKETLM_GOLDEN_RUNS; }
+
+const std::vector<nlohmann::json>& golden_cases() {
+  static const std::vector<nlohmann::json> kCases = [] {
+    std::ifstream in(golden_runs_path());
+    if (!in) return std::vector<nlohmann::json>();
+    const nlohmann::json all = nlohmann::json::parse(in);
+    return std::vector<nlohmann::json>(all.begin(), all.end());
+  }();
+  return kCases;
+}
+
 std::vector<int> golden_next_tokens(const std::string& case_name) {
-  std::ifstream in(shared_dir() + "/golden/reference_runs.json");
-  if (!in) return {};
-  for (const auto& c : nlohmann::json::parse(in))
+  for (const auto& c : golden_cases())
     if (c["name"] == case_name) return c["next_tokens"].get<std::vector<int>>();
   return {};
 }
@@ -67,17 +77,26 @@ bool collect_tokens(std::int32_t, std::int32_t next, void* ctx) {
   return true;
 }
 
+std::string golden_model_file(const std::string& name) {
+  if (name == "stories260K.bin") return "models/stories260K.bin";
+  if (name == "s260K_q80_gs4.bin") return "models/stories260K_q80.bin";
+  return "";
+}
+
+std::string golden_inputs_missing(const std::string& model, const std::string& tokenizer) {
+  return first_missing({golden_model_file(model), "models/" + tokenizer});
+}
+
 std::string golden_model_path(const std::string& name) {
-  std::string path;
-  if (name == "stories260K.bin") path = model_path("stories260K.bin");
-  if (name == "s260K_q80_gs4.bin") path = model_path("stories260K_q80.bin");
+  const std::string file = golden_model_file(name);
+  const std::string path = file.empty() ? "" : find_file(file);
   if (name == "synth15M.bin" || name == "synth15M_q80.bin")
     return synth_path(name, "stories15M", "15M", kSynth15MSha256, kSynth15MQ80Sha256);
   if (name == "synth42M.bin" || name == "synth42M_q80.bin")
     return synth_path(name, "stories42M", "42M", kSynth42MSha256, kSynth42MQ80Sha256);
   if (name == "synth110M.bin" || name == "synth110M_q80.bin")
     return synth_path(name, "stories110M", "110M", kSynth110MSha256, kSynth110MQ80Sha256);
-  return !path.empty() && file_exists(path) ? path : "";
+  return path;
 }
 
 }  // namespace pocketlm::test

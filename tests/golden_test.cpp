@@ -1,4 +1,4 @@
-// Token-exact golden tests: every case of shared/golden/reference_runs.json is run through
+// Token-exact golden tests: every case of tests/golden/reference_runs.json is run through
 // the pocketlm binary as a user would run it, and must produce the reference programs'
 // prompt tokens and next tokens exactly, and their stdout byte for byte where it is ASCII.
 #include <gtest/gtest.h>
@@ -17,17 +17,7 @@ namespace {
 
 using nlohmann::json;
 
-std::vector<json> load_cases() {
-  std::ifstream in(shared_dir() + "/golden/reference_runs.json");
-  if (!in) return {};
-  json all = json::parse(in);
-  return std::vector<json>(all.begin(), all.end());
-}
-
-const std::vector<json>& cases() {
-  static const std::vector<json> kCases = load_cases();
-  return kCases;
-}
+const std::vector<json>& cases() { return golden_cases(); }
 
 std::vector<std::string> case_names() {
   std::vector<std::string> names;
@@ -79,7 +69,7 @@ std::string hex_decode(const std::string& hex) {
 class GoldenTest : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
 
 TEST_P(GoldenTest, MatchesReferenceTokensAndText) {
-  ASSERT_FALSE(cases().empty()) << "no golden file at " << shared_dir() << "/golden/reference_runs.json";
+  ASSERT_FALSE(cases().empty()) << "cannot read " << golden_runs_path();
   const auto& [name, kernels] = GetParam();
   const json* found = nullptr;
   for (const json& c : cases())
@@ -93,10 +83,12 @@ TEST_P(GoldenTest, MatchesReferenceTokensAndText) {
   const std::string model_name = c["model"].get<std::string>();
   const bool streamed = model_name.rfind("synth42M", 0) == 0 || model_name.rfind("synth110M", 0) == 0;
   if (streamed && !emulator_prefix().empty()) GTEST_SKIP() << model_name << ": native builds only (qemu)";
+  const std::string tokenizer = c["tokenizer"].get<std::string>();
+  if (const std::string why = golden_inputs_missing(model_name, tokenizer); !why.empty()) GTEST_SKIP() << why;
   const std::string model = golden_model_path(model_name);
-  if (model.empty()) GTEST_SKIP() << "model " << c["model"] << " is not available";
+  ASSERT_FALSE(model.empty()) << model_name;  // a synth model that could not be made says why above
   const std::string log = temp_dir() + "/tokens.log";
-  std::vector<std::string> args = {"run", model, "-z", model_path(c["tokenizer"].get<std::string>()),
+  std::vector<std::string> args = {"run", model, "-z", model_path(tokenizer),
                                    "-t", number(c["temperature"].get<double>()), "-p",
                                    number(c["topp"].get<double>()), "-s", std::to_string(c["seed"].get<long long>()),
                                    "-n", std::to_string(c["steps"].get<int>()), "--token-log", log,

@@ -23,6 +23,7 @@ std::vector<int> generate(Session& s, float temperature, float topp) {
 }
 
 TEST(GreedyLimit, TinyTemperaturesGiveTheTokensOfTemperatureZero) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   FileStorage model, tokenizer;
   ASSERT_TRUE(model.open(test::model_path("stories260K.bin").c_str(), "model").ok());
   ASSERT_TRUE(tokenizer.open(test::model_path("tok512.bin").c_str(), "tokenizer").ok());
@@ -38,6 +39,7 @@ TEST(GreedyLimit, TinyTemperaturesGiveTheTokensOfTemperatureZero) {
 // Through the CLI as a user types it: the same text as -t 0, and one warning line that names
 // what happened (run.c printed <unk> 30 times for the first, one piece forever for -p 1.0).
 TEST(GreedyLimit, TheCliWarnsAndPrintsTheGreedyStory) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   auto run = [](const std::string& t, const std::string& p) {
     return test::run_pocketlm({"run", test::model_path("stories260K.bin"), "-z", test::model_path("tok512.bin"), "-t",
                                t, "-p", p, "-n", "30", "-s", "5"});

@@ -27,6 +27,7 @@ unsigned long long text_arena_bytes(const std::string& out) {
 }
 
 TEST(JsonOutput, PlanCarriesTheTablesFigures) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const CommandResult text = run_pocketlm({"plan", stories260k(), "-z", tok512()});
   const CommandResult json = run_pocketlm({"plan", stories260k(), "-z", tok512(), "--json"});
   ASSERT_EQ(json.exit_code, 0) << json.err;
@@ -46,6 +47,7 @@ TEST(JsonOutput, PlanCarriesTheTablesFigures) {
 }
 
 TEST(JsonOutput, PlanOverBudgetIsStillJsonAndExitsOne) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const CommandResult r = run_pocketlm({"plan", stories260k(), "-z", tok512(), "--heap", "3M", "--json"});
   EXPECT_EQ(r.exit_code, 1);
   const nlohmann::json j = parse(r);
@@ -56,6 +58,7 @@ TEST(JsonOutput, PlanOverBudgetIsStillJsonAndExitsOne) {
 }
 
 TEST(JsonOutput, DevicePlanHasEveryTier) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const CommandResult r = run_pocketlm({"plan", stories260k(), "-z", tok512(), "--device", "esp32s3", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json j = parse(r);
@@ -85,6 +88,7 @@ TEST(JsonOutput, DevicesListsProfilesOrOne) {
 }
 
 TEST(JsonOutput, BenchHasRatesAndTheProjection) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const CommandResult r = run_pocketlm({"bench", stories260k(), "-z", tok512(), "-n", "16", "--repeats", "1",
                                         "--device", "esp32s3", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -29,6 +29,7 @@ std::vector<int> greedy(KvType kv, std::uint64_t* kv_bytes) {
 }
 
 TEST(KvF16, HalvesTheCacheAndKeepsTheGreedyStory) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   std::uint64_t f32_bytes = 0, f16_bytes = 0;
   const std::vector<int> f32 = greedy(KvType::kF32, &f32_bytes);
   const std::vector<int> f16 = greedy(KvType::kF16, &f16_bytes);

@@ -45,11 +45,13 @@ constexpr std::size_t kRmsAtt = kEmbedding + std::size_t{kVocab} * kDim * 4;
 constexpr std::size_t kWq = kRmsAtt + std::size_t{kLayers} * kDim * 4;
 
 TEST(NonFiniteWeights, NanInTheTokenEmbedding) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   expect_one_line_error(patched("stories260K.bin", kEmbedding + 4 * 1000, {kNan}),
                         {"patched.bin", "tensor token_embedding", "element 1000", "NaN"});
 }
 
 TEST(NonFiniteWeights, InfinityInLayerOnesWq) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   // Row 9, column 3 of layer 1: inside the interleaved blocks of tiled4 and in the row-major
   // tail of no backend, so the check sees the rows before they are repacked.
   expect_one_line_error(patched("stories260K.bin", kWq + std::size_t{kDim} * kDim * 4 + (9 * kDim + 3) * 4, {-kInf}),
@@ -57,11 +59,13 @@ TEST(NonFiniteWeights, InfinityInLayerOnesWq) {
 }
 
 TEST(NonFiniteWeights, NanInANorm) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   expect_one_line_error(patched("stories260K.bin", kRmsAtt + std::size_t{kDim} * 4 * 4 + 4 * 7, {kNan}),
                         {"tensor rms_att (layer 4)", "element 7", "NaN"});
 }
 
 TEST(NonFiniteWeights, NanInAQ80Scale) {
+  POCKETLM_REQUIRE_FILES("models/stories260K_q80.bin", "models/tok512.bin");
   // v2: 256-byte header, norms (f32), then the token embedding's int8 values and fp32 scales
   // (group size 4).
   const std::size_t norms = (2 * std::size_t{kLayers} + 1) * kDim * 4;
@@ -71,6 +75,7 @@ TEST(NonFiniteWeights, NanInAQ80Scale) {
 }
 
 TEST(NonFiniteWeights, UnusedFreqCisTablesAreNotChecked) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   // v0's RoPE tables are skipped (pocketlm computes RoPE), so a NaN there changes nothing.
   const auto bytes = test::read_file(test::model_path("stories260K.bin"));
   const std::string path = patched("stories260K.bin", bytes.size() - 8, {kNan});
@@ -79,6 +84,7 @@ TEST(NonFiniteWeights, UnusedFreqCisTablesAreNotChecked) {
 }
 
 TEST(NonFiniteWeights, AStreamedBlockIsCheckedToo) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   // Under --heap 3.5M (2.5 MiB of it the program's, so a 1 MiB arena) the last layers stay in
   // the model file and are read every token: a NaN in layer 4's w1 is found when its block
   // arrives, and generation stops on it (resident, the load finds it).
@@ -95,6 +101,7 @@ TEST(NonFiniteWeights, AStreamedBlockIsCheckedToo) {
 }
 
 TEST(NonFiniteLogits, OverflowStopsWithThePosition) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   // rms_final of 3e38: finite weights whose product overflows to inf at the first position.
   const std::size_t rms_final = kWq + std::size_t{kLayers} * (2 * kDim * kDim + 2 * kDim * kKvDim) * 4 +
                                 std::size_t{kLayers} * kDim * 4 + std::size_t{kLayers} * 3 * kHidden * kDim * 4;

@@ -25,6 +25,7 @@ struct Variant {
 };
 
 TEST(PlanArena, PlanTotalIsRunsArenaForEveryBackend) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/stories260K_q80.bin", "models/tok512.bin");
   const std::vector<Variant> variants = {
       {"stories260K.bin", {}},
       {"stories260K_q80.bin", {}},
@@ -57,6 +58,7 @@ TEST(PlanArena, PlanTotalIsRunsArenaForEveryBackend) {
 }
 
 TEST(PlanArena, PlanNeedsTheTokenizerAsRunDoes) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin");
   // Without -z, plan reads ./tokenizer.bin as run does; a missing one is the same error.
   const std::string missing = temp_dir() + "/no-tokenizer.bin";
   const CommandResult r = run_pocketlm({"plan", model_path("stories260K.bin"), "-z", missing});

@@ -13,6 +13,7 @@ namespace {
 constexpr std::uint64_t kPspHeap = 25165824;  // 24 MiB
 
 TEST(PlanBudget, Synth15MQ80FitsTwentyFourMiBAtSeqLen256) {
+  POCKETLM_REQUIRE_FILES("models/tokenizer.bin");
   const std::string model_file = test::golden_model_path("synth15M_q80.bin");
   ASSERT_FALSE(model_file.empty());
   FileStorage model, tokenizer;
@@ -35,6 +36,7 @@ TEST(PlanBudget, Synth15MQ80FitsTwentyFourMiBAtSeqLen256) {
 }
 
 TEST(PlanBudget, PlanCommandExitsOneOverBudget) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const std::string model = test::model_path("stories260K.bin");
   const auto fits = test::run_pocketlm({"plan", model, "-z", test::model_path("tok512.bin"), "--heap", "24MiB"});
   EXPECT_EQ(fits.exit_code, 0) << fits.err;
@@ -45,6 +47,7 @@ TEST(PlanBudget, PlanCommandExitsOneOverBudget) {
 }
 
 TEST(PlanBudget, RunOverBudgetPrintsThePlanAndExitsOne) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const auto r = test::run_pocketlm({"run", test::model_path("stories260K.bin"), "-z",
                                      test::model_path("tok512.bin"), "--heap", "512KiB", "-n", "8"});
   EXPECT_EQ(r.exit_code, 1);

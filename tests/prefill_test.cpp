@@ -74,6 +74,7 @@ PrefillRun run(const std::string& model_name, const Kernels& kernels, int thread
 std::vector<const Kernels*> backends() { return test::available_backends(); }
 
 TEST(Prefill, SameTokensAsOneTokenAtATimeOnEveryBackendAndThreadCount) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/stories260K_q80.bin", "models/tok512.bin");
   for (const char* model : {"stories260K.bin", "stories260K_q80.bin"}) {
     for (const Kernels* k : backends()) {
       for (int threads : {1, 2}) {
@@ -94,6 +95,7 @@ TEST(Prefill, SameTokensAsOneTokenAtATimeOnEveryBackendAndThreadCount) {
 }
 
 TEST(Prefill, APromptOfExactlySeqLenTokens) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/stories260K_q80.bin", "models/tok512.bin");
   const int seq_len = 40;
   const auto prompt = prompt_of(seq_len);
   for (const char* model : {"stories260K.bin", "stories260K_q80.bin"}) {
@@ -112,6 +114,7 @@ TEST(Prefill, APromptOfExactlySeqLenTokens) {
 }
 
 TEST(Prefill, ABosInsideThePromptEndsTheRunThere) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   auto prompt = prompt_of(20);
   prompt[11] = 1;  // run.c: the pass at position 10 has BOS as its next token and the run ends
   const PrefillRun one = run("stories260K.bin", default_kernels(), 1, 1, prompt, 30);
@@ -121,6 +124,7 @@ TEST(Prefill, ABosInsideThePromptEndsTheRunThere) {
 }
 
 TEST(Prefill, StreamedLayersAreReadOncePerBlock) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   // 1 MiB: stories260K fp32 keeps its layers and table in storage (tests/streaming_test.cpp).
   // tiled4 on every machine: a backend with attention_batch needs 64 KiB more scratch for the
   // batch, which would move the placement from what this test counts.
@@ -141,6 +145,7 @@ TEST(Prefill, StreamedLayersAreReadOncePerBlock) {
 }
 
 TEST(Prefill, TheBudgetBoundsTheBatch) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   // Under a budget the plan picks the largest batch that still fits once the weights are placed.
   FileStorage model, tokenizer;
   ASSERT_TRUE(model.open(test::model_path("stories260K.bin").c_str(), "model").ok());

@@ -91,6 +91,7 @@ void PrintTo(const SeedCase& c, std::ostream* os) { *os << c.text; }
 class RuncSeed : public ::testing::TestWithParam<SeedCase> {};
 
 TEST_P(RuncSeed, TokensAreThoseOfRunCsSeed) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const SeedCase& c = GetParam();
   const CliRun r = cli({"-s", c.text, "-n", "40"});
   ASSERT_EQ(r.result.exit_code, 0) << r.result.err;
@@ -102,12 +103,14 @@ TEST_P(RuncSeed, TokensAreThoseOfRunCsSeed) {
 INSTANTIATE_TEST_SUITE_P(Cli, RuncSeed, ::testing::ValuesIn(kSeeds));
 
 TEST(RuncSeed, SeedsThatDifferGiveDifferentStories) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   // Otherwise the comparisons above would prove nothing.
   EXPECT_NE(engine(1.0f, 0.9f, kTwoTo64Minus(5), 40), engine(1.0f, 0.9f, kTwoTo64Minus(1), 40));
   EXPECT_NE(engine(1.0f, 0.9f, 5, 40), engine(1.0f, 0.9f, 12, 40));
 }
 
 TEST(RuncSeed, PlainSeedHasNoWarning) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const CliRun r = cli({"-s", "42", "-n", "40"});
   ASSERT_EQ(r.result.exit_code, 0) << r.result.err;
   EXPECT_EQ(r.tokens, engine(1.0f, 0.9f, 42, 40));
@@ -117,6 +120,7 @@ TEST(RuncSeed, PlainSeedHasNoWarning) {
 // Texts atoi reads as 0 mean the clock; the warning names the seed drawn, and that seed
 // given back reproduces the run.
 TEST(RuncSeed, ZeroFromAtoiMeansTheClockAndTheWarningNamesIt) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   for (const char* text : {"abc", "0x10", "-9223372036854775809"}) {
     SCOPED_TRACE(text);
     const CliRun r = cli({"-s", text, "-n", "40"});
@@ -133,6 +137,7 @@ TEST(RuncSeed, ZeroFromAtoiMeansTheClockAndTheWarningNamesIt) {
 // ---- -t and -p -----------------------------------------------------------------------------
 
 TEST(RuncFloat, ToppThatRoundsToOneTurnsTopPOff) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   // atof gives 0.99999997019767761, which as a float is 1.0f (top-p off); a float parse
   // would give 0.99999994f (top-p on) and another story.
   const CliRun r = cli({"-t", "1", "-s", "5", "-p", "0.99999997019767761", "-n", "64"});
@@ -144,6 +149,7 @@ TEST(RuncFloat, ToppThatRoundsToOneTurnsTopPOff) {
 }
 
 TEST(RuncFloat, ToppJustAboveOneIsOneNotClamped) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const CliRun r = cli({"-s", "5", "-p", "1.00000001", "-n", "64"});
   ASSERT_EQ(r.result.exit_code, 0) << r.result.err;
   ASSERT_NE(engine(1.0f, 1.0f, 5, 64), engine(1.0f, 0.9f, 5, 64));
@@ -152,6 +158,7 @@ TEST(RuncFloat, ToppJustAboveOneIsOneNotClamped) {
 }
 
 TEST(RuncFloat, TemperatureThatRoundsToZeroIsGreedy) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const CliRun r = cli({"-s", "5", "-t", "1e-50", "-n", "64"});
   ASSERT_EQ(r.result.exit_code, 0) << r.result.err;
   EXPECT_EQ(r.tokens, engine(0.0f, 0.9f, 5, 64));
@@ -159,6 +166,7 @@ TEST(RuncFloat, TemperatureThatRoundsToZeroIsGreedy) {
 }
 
 TEST(RuncFloat, AtofReadsTheLeadingNumber) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const CliRun r = cli({"-s", "5", "-t", "0.8x", "-n", "64"});
   ASSERT_EQ(r.result.exit_code, 0) << r.result.err;
   ASSERT_NE(engine(0.8f, 0.9f, 5, 64), engine(1.0f, 0.9f, 5, 64));
@@ -173,6 +181,7 @@ TEST(RuncFloat, AtofReadsTheLeadingNumber) {
 // ---- -n ------------------------------------------------------------------------------------
 
 TEST(RuncSteps, NegativeStepsMeanSeqLen) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const CliRun r = cli({"-s", "5", "-n", "-5", "--seq-len", "24"});
   ASSERT_EQ(r.result.exit_code, 0) << r.result.err;
   const std::vector<int> expected = engine(1.0f, 0.9f, 5, 24, 24);
@@ -185,6 +194,7 @@ TEST(RuncSteps, NegativeStepsMeanSeqLen) {
 }
 
 TEST(RuncSteps, AtoiKeepsTheLow32Bits) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const CliRun one = cli({"-s", "5", "-n", "4294967297"});  // 2^32 + 1: one step
   ASSERT_EQ(one.result.exit_code, 0) << one.result.err;
   EXPECT_EQ(one.tokens, engine(1.0f, 0.9f, 5, 1));

@@ -58,6 +58,7 @@ TEST(TensorTypes, RowViewsOffsetBothStreams) {
 }
 
 TEST(Readers, TheRegistryProbesAndReadsLlama2c) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/stories260K_q80.bin", "models/tok512.bin");
   // GGUF is probed by its magic first; llama2.c (no magic in v0) takes the rest, so it is last.
   ASSERT_NE(model_readers()[0].name, nullptr);
   EXPECT_STREQ(model_readers()[0].name, "GGUF");
@@ -115,6 +116,7 @@ std::vector<float> logits_with(const ModelConfig& config) {
 }
 
 TEST(ModelConfig, EpsAndThetaComeFromTheConfig) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const ModelConfig defaults;
   EXPECT_EQ(defaults.rms_eps, 1e-5f);  // run.c's constants
   EXPECT_EQ(defaults.rope_theta, 10000.0f);
@@ -130,6 +132,7 @@ TEST(ModelConfig, EpsAndThetaComeFromTheConfig) {
 }
 
 TEST(ModelConfig, TheTokenizerUsesTheModelsSpecialIds) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   FileStorage f;
   ASSERT_TRUE(f.open(test::model_path("tok512.bin").c_str(), "tokenizer").ok());
   std::uint64_t piece_bytes = 0;
@@ -168,6 +171,7 @@ struct Files {
 };
 
 TEST(SessionReads, TheStorageLayerCountsEveryByteOnce) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/stories260K_q80.bin", "models/tok512.bin");
   for (const char* name : {"stories260K.bin", "stories260K_q80.bin"}) {
     Files f(name);
     CountingStorage outside(&f.model);  // what the session asked of the file, seen from outside
@@ -185,6 +189,7 @@ TEST(SessionReads, TheStorageLayerCountsEveryByteOnce) {
 }
 
 TEST(SessionLifeCycle, OpensOnce) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   Files f("stories260K.bin");
   Session s;
   ASSERT_TRUE(s.open(f.model, f.tokenizer, SessionOptions{}).ok());
@@ -217,6 +222,7 @@ class FailingStorage final : public Storage {
 };
 
 TEST(SessionLifeCycle, NeverGeneratesAfterAFailedLoad) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   Files f("stories260K.bin");
   FailingStorage bad(f.model, 100000);
   Session s;
@@ -231,6 +237,7 @@ TEST(SessionLifeCycle, NeverGeneratesAfterAFailedLoad) {
 }
 
 TEST(SessionLifeCycle, ABorrowedBufferSmallerThanThePlanIsRefusedUpFront) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   Files f("stories260K.bin");
   ModelSpec spec;
   MemoryPlan plan;

@@ -42,6 +42,7 @@ struct Files {
 class SessionTest : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(SessionTest, ArenaIsExactlyThePlan) {
+  POCKETLM_REQUIRE_FILES(std::string("models/") + GetParam(), "models/tok512.bin");
   Files f(GetParam());
   Session s;
   ASSERT_TRUE(s.open(f.model, f.tokenizer, SessionOptions{}).ok());
@@ -52,6 +53,7 @@ TEST_P(SessionTest, ArenaIsExactlyThePlan) {
 }
 
 TEST_P(SessionTest, SeqLenShrinksTheKvCache) {
+  POCKETLM_REQUIRE_FILES(std::string("models/") + GetParam(), "models/tok512.bin");
   Files f(GetParam());
   SessionOptions small;
   small.seq_len = 64;
@@ -65,6 +67,7 @@ TEST_P(SessionTest, SeqLenShrinksTheKvCache) {
 }
 
 TEST_P(SessionTest, EveryModelByteIsReadOnceInBoundedChunks) {
+  POCKETLM_REQUIRE_FILES(std::string("models/") + GetParam(), "models/tok512.bin");
   Files f(GetParam());
   ByteReadCounter counting(f.model);
   SessionOptions options;
@@ -85,6 +88,7 @@ TEST_P(SessionTest, EveryModelByteIsReadOnceInBoundedChunks) {
 }
 
 TEST_P(SessionTest, OverBudgetFailsBeforeReadingWeights) {
+  POCKETLM_REQUIRE_FILES(std::string("models/") + GetParam(), "models/tok512.bin");
   Files f(GetParam());
   ByteReadCounter counting(f.model);
   SessionOptions options;
@@ -100,6 +104,7 @@ TEST_P(SessionTest, OverBudgetFailsBeforeReadingWeights) {
 }
 
 TEST_P(SessionTest, BorrowedBufferOfThePlannedSizeIsEnough) {
+  POCKETLM_REQUIRE_FILES(std::string("models/") + GetParam(), "models/tok512.bin");
   Files f(GetParam());
   ModelSpec spec;
   MemoryPlan plan;
@@ -127,6 +132,7 @@ INSTANTIATE_TEST_SUITE_P(Models, SessionTest, ::testing::Values("stories260K.bin
 // interleave rows offset a null scratch pointer. Every backend must load it and generate;
 // the undefined behaviour itself shows only in sanitizer builds.
 TEST(SessionLoad, Q80LoadsWithEveryBackend) {
+  POCKETLM_REQUIRE_FILES("models/stories260K_q80.bin", "models/tok512.bin");
   for (const char* const* it = kernel_names(); *it; ++it) {
     const char* name = *it;
     const Kernels* kernels = find_kernels(name);

@@ -56,6 +56,7 @@ StreamRun run_model(const char* model_name, std::uint64_t budget, int threads = 
 }
 
 TEST(Streaming, AResidentSessionReadsNothingPerToken) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const StreamRun r = run_model("stories260K.bin", 0);
   EXPECT_FALSE(r.placement.any());
   EXPECT_EQ(r.plan_bytes_per_token, 0u);
@@ -65,6 +66,7 @@ TEST(Streaming, AResidentSessionReadsNothingPerToken) {
 }
 
 TEST(Streaming, ReadsThePlansBytesPerTokenAndGivesTheSameTokens) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/stories260K_q80.bin", "models/tok512.bin");
   for (const char* name : {"stories260K.bin", "stories260K_q80.bin"}) {
     const StreamRun resident = run_model(name, 0);
     // 1 MiB: the fp32 model streams its layers and table; the q80 one (about 0.5 MiB of
@@ -82,6 +84,7 @@ TEST(Streaming, ReadsThePlansBytesPerTokenAndGivesTheSameTokens) {
 }
 
 TEST(Streaming, WorkersAndAReadThreadChangeNoToken) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const StreamRun resident = run_model("stories260K.bin", 0);
   const StreamRun both = run_model("stories260K.bin", 1024 * 1024, 2, true);
   EXPECT_EQ(both.tokens, resident.tokens);
@@ -108,6 +111,7 @@ class FailAfter final : public Storage {
 };
 
 TEST(Streaming, AReadErrorMidTokenStopsGeneration) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   FileStorage model, tokenizer;
   ASSERT_TRUE(model.open(test::model_path("stories260K.bin").c_str(), "model").ok());
   ASSERT_TRUE(tokenizer.open(test::model_path("tok512.bin").c_str(), "tokenizer").ok());

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <iterator>
 #include <mutex>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -22,12 +23,91 @@ extern char** environ;
 
 namespace pocketlm::test {
 
-std::string shared_dir() {
-  const char* env = std::getenv("POCKETLM_SHARED");
-  return env && *env ? env : POCKETLM_DEFAULT_SHARED;
+namespace {
+
+std::string env_or_empty(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : "";
 }
 
-std::string model_path(const std::string& name) { return shared_dir() + "/models/" + name; }
+struct PublicModel {
+  std::string name, sha256, source;  // source: a URL, or "convert:FROM"
+};
+
+// tests/public-models.txt, the pins scripts/get-models downloads by (read on each call: a
+// test asks a few times at most).
+std::vector<PublicModel> public_models() {
+  std::vector<PublicModel> models;
+  std::ifstream in(POCKETLM_PUBLIC_MODELS);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream fields(line);
+    PublicModel m;
+    if (fields >> m.name >> m.sha256 >> m.source) models.push_back(m);
+  }
+  return models;
+}
+
+// The public model that `file` ("models/NAME") names, or nullptr.
+const PublicModel* public_model(const std::vector<PublicModel>& models, const std::string& file) {
+  for (const PublicModel& m : models)
+    if (file == "models/" + m.name) return &m;
+  return nullptr;
+}
+
+}  // namespace
+
+std::string shared_dir() {
+  const std::string env = env_or_empty("POCKETLM_SHARED");
+  return !env.empty() ? env : POCKETLM_DEFAULT_SHARED;
+}
+
+std::string cache_dir() {
+  if (std::string dir = env_or_empty("POCKETLM_CACHE"); !dir.empty()) return dir;
+  if (std::string xdg = env_or_empty("XDG_CACHE_HOME"); !xdg.empty()) return xdg + "/pocketlm";
+  if (std::string home = env_or_empty("HOME"); !home.empty()) return home + "/.cache/pocketlm";
+  return "";
+}
+
+std::string find_file(const std::string& file) {
+  if (const std::string in_shared = shared_dir() + "/" + file; file_exists(in_shared)) return in_shared;
+  // Only the public models are downloaded; the cache holds them under their bare names.
+  const std::vector<PublicModel> models = public_models();
+  const PublicModel* m = public_model(models, file);
+  const std::string cache = cache_dir();
+  if (m && !cache.empty() && file_exists(cache + "/" + m->name)) return cache + "/" + m->name;
+  return "";
+}
+
+std::string missing_file_reason(const std::string& file) {
+  const std::vector<PublicModel> models = public_models();
+  const PublicModel* m = public_model(models, file);
+  if (!m)
+    return file + " is missing: it is not public (docs/sources.md) and comes only with shared/, which is not at " +
+           shared_dir() + " (../shared beside the checkout, or set POCKETLM_SHARED)";
+  const std::string where = "neither in " + shared_dir() + "/models nor in the download cache " + cache_dir();
+  const std::string how = m->source.rfind("convert:", 0) == 0
+                              ? "makes it from " + m->source.substr(8) + " with pocketlm convert --to q80"
+                              : "downloads it from " + m->source;
+  return file + " is missing: " + where + "; scripts/get-models --tests (make test runs it) " + how;
+}
+
+std::string pinned_sha256(const std::string& name) {
+  for (const PublicModel& m : public_models())
+    if (m.name == name) return m.sha256;
+  return "";
+}
+
+std::string first_missing(std::initializer_list<std::string> files) {
+  for (const std::string& f : files)
+    if (!f.empty() && find_file(f).empty()) return missing_file_reason(f);
+  return "";
+}
+
+std::string model_path(const std::string& name) {
+  const std::string found = find_file("models/" + name);
+  return !found.empty() ? found : shared_dir() + "/models/" + name;
+}
 
 std::string pocketlm_binary() { return POCKETLM_BINARY; }
 

@@ -3,14 +3,39 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 namespace pocketlm::test {
 
+// Where the files the tests read come from. shared/ ($POCKETLM_SHARED, else ../shared beside
+// the checkout) has them all. Without it, the public models pinned in tests/public-models.txt
+// are read from the download cache that `scripts/get-models --tests` fills (`make test` runs
+// it), and the TinyStories text is not to be had: a test that needs a missing file skips,
+// saying which file and where it comes from (POCKETLM_REQUIRE_FILES), and never fails for it.
+// The golden runs are in the checkout (golden_models.h).
+//
 // The shared/ directory: $POCKETLM_SHARED, else the one next to the checkout.
 std::string shared_dir();
-// shared_dir() + "/models/" + name.
+// The download cache: $POCKETLM_CACHE, else $XDG_CACHE_HOME/pocketlm, else
+// $HOME/.cache/pocketlm (the rule of scripts/get-models).
+std::string cache_dir();
+// The path of `file`, named as under shared/ ("models/stories260K.bin",
+// "data/tinystories-5k.txt"): shared/'s copy, else the cache's for a public model; "" when
+// neither has it.
+std::string find_file(const std::string& file);
+// The one line a test that needs `file` skips with: that it is missing, and where it comes from.
+std::string missing_file_reason(const std::string& file);
+// "" when find_file() finds each of `files`, else missing_file_reason() of the first it does
+// not. An empty name needs nothing (golden_model_file() of a model the tests make themselves).
+std::string first_missing(std::initializer_list<std::string> files);
+// The sha256 tests/public-models.txt pins for the public model `name` ("" if it has none).
+std::string pinned_sha256(const std::string& name);
+// find_file("models/" + name), or shared/'s path for it when it is nowhere (for tests of the
+// errors about a missing file, and for tests that have required it already).
 std::string model_path(const std::string& name);
 // The built pocketlm executable.
 std::string pocketlm_binary();
@@ -49,3 +74,12 @@ void put_i32(std::vector<unsigned char>& out, std::int32_t v);
 void put_f32(std::vector<unsigned char>& out, float v);
 
 }  // namespace pocketlm::test
+
+// Skips the running test unless every named file (as under shared/: "models/tok512.bin") is
+// found, with missing_file_reason() of the first that is not. In a TEST body or SetUp();
+// GTEST_SKIP returns from the function it is in, hence a macro.
+#define POCKETLM_REQUIRE_FILES(...)                                                              \
+  do {                                                                                           \
+    const std::string pocketlm_missing_ = ::pocketlm::test::first_missing({__VA_ARGS__});        \
+    if (!pocketlm_missing_.empty()) GTEST_SKIP() << pocketlm_missing_;                           \
+  } while (0)

@@ -42,6 +42,7 @@ class ThreadsTest : public ::testing::TestWithParam<std::tuple<Case, int>> {};
 
 TEST_P(ThreadsTest, GreedyTokensMatchTheGoldenRun) {
   const auto& [c, threads] = GetParam();
+  if (const std::string why = test::golden_inputs_missing(c.model, c.tokenizer); !why.empty()) GTEST_SKIP() << why;
   const std::string path = test::golden_model_path(c.model);
   ASSERT_FALSE(path.empty());
   FileStorage model, tokenizer;

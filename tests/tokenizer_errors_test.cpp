@@ -114,9 +114,9 @@ TEST(GoodTokenizer, FiveRecordsLoad) {
 
 // stories260K has vocab_size 512; tokenizer.bin holds the 32000 records of Llama 2.
 TEST(TokenizerCli, VocabMismatchWithModel) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tokenizer.bin");
   const std::string model = test::model_path("stories260K.bin");
   const std::string tok = test::model_path("tokenizer.bin");
-  if (!test::file_exists(model) || !test::file_exists(tok)) GTEST_SKIP() << "shared models are not available";
   const test::CommandResult r = test::run_pocketlm({"run", model, "-z", tok, "-n", "5", "-s", "1"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;

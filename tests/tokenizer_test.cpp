@@ -3,12 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "golden_models.h"
 #include "ports/posix/file_storage.h"
 #include "pocketlm/io/memory_storage.h"
 #include "pocketlm/text/tokenizer.h"
@@ -80,9 +80,9 @@ std::vector<unsigned char> make_tokenizer(const std::vector<std::pair<std::strin
 }
 
 TEST(Tokenizer, MatchesEveryGoldenPromptEncoding) {
-  std::ifstream in(test::shared_dir() + "/golden/reference_runs.json");
-  ASSERT_TRUE(in);
-  const nlohmann::json cases = nlohmann::json::parse(in);
+  POCKETLM_REQUIRE_FILES("models/tok512.bin", "models/tokenizer.bin");
+  const std::vector<nlohmann::json>& cases = test::golden_cases();
+  ASSERT_FALSE(cases.empty()) << "cannot read " << test::golden_runs_path();
   auto tok512 = load_file("tok512.bin", 512);
   auto tok32k = load_file("tokenizer.bin", 32000);
   int checked = 0;
@@ -96,6 +96,7 @@ TEST(Tokenizer, MatchesEveryGoldenPromptEncoding) {
 }
 
 TEST(Tokenizer, EmptyTextIsJustBos) {
+  POCKETLM_REQUIRE_FILES("models/tok512.bin");
   auto l = load_file("tok512.bin", 512);
   EXPECT_EQ(encode(l->tok, ""), (std::vector<int>{1}));
   EXPECT_EQ(encode(l->tok, "", false, false), (std::vector<int>{}));
@@ -103,6 +104,7 @@ TEST(Tokenizer, EmptyTextIsJustBos) {
 }
 
 TEST(Tokenizer, ByteFallbackForUnknownCharacters) {
+  POCKETLM_REQUIRE_FILES("models/tok512.bin");
   auto l = load_file("tok512.bin", 512);
   // U+1F409 is not in a 512-piece vocabulary: its four bytes become ids byte + 3.
   const std::vector<int> ids = encode(l->tok, "\xF0\x9F\x90\x89");
@@ -111,6 +113,7 @@ TEST(Tokenizer, ByteFallbackForUnknownCharacters) {
 }
 
 TEST(Tokenizer, DecodesBytePiecesAndStripsSpaceAfterBos) {
+  POCKETLM_REQUIRE_FILES("models/tok512.bin", "models/tokenizer.bin");
   auto l = load_file("tokenizer.bin", 32000);
   EXPECT_EQ(decode(l->tok, 5, 13), "\n");  // <0x0A>
   EXPECT_EQ(decode(l->tok, 5, 3 + 0xF0), "\xF0");
@@ -120,6 +123,7 @@ TEST(Tokenizer, DecodesBytePiecesAndStripsSpaceAfterBos) {
 }
 
 TEST(Tokenizer, EncodeDecodeRoundTripsText) {
+  POCKETLM_REQUIRE_FILES("models/tok512.bin", "models/tokenizer.bin");
   auto l = load_file("tokenizer.bin", 32000);
   const std::string text = "Hello, world! Zo\xC3\xAB saw a \xF0\x9F\x90\x89 in 2024.";
   const std::vector<int> ids = encode(l->tok, text);
@@ -201,6 +205,7 @@ TEST(Tokenizer, VocabularyWithoutBosOrEosRejectsThem) {
 }
 
 TEST(Tokenizer, TooSmallTokenBufferIsAnError) {
+  POCKETLM_REQUIRE_FILES("models/tok512.bin");
   auto l = load_file("tok512.bin", 512);
   std::int32_t ids[4];
   int n = 0;

@@ -103,11 +103,15 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description="train a pocketlm model end to end")
     ap.add_argument("recipe", choices=sorted(RECIPES))
     ap.add_argument("--out", help="output directory (default runs/RECIPE)")
-    ap.add_argument("--data", default=os.path.join(ROOT, "../shared/data/tinystories-5k.txt"), metavar="FILE",
+    # The text is in shared/ only (../shared beside the checkout, or $POCKETLM_SHARED, as for the
+    # tests): a recased TinyStories derivative that no public URL serves (docs/sources.md).
+    shared = os.environ.get("POCKETLM_SHARED") or os.path.join(ROOT, "../shared")
+    ap.add_argument("--data", default=os.path.join(shared, "data/tinystories-5k.txt"), metavar="FILE",
                     help="training text: UTF-8 stories separated by lines holding only <|endoftext|>; about 1 "
                          f"story in 20 is held out for validation, so at least {data.min_stories()} stories; enough "
                          "text for the recipe's vocabulary (512 pieces, v4096: 4096) and for one window of "
-                         "seq_len + 1 training tokens (default ../shared/data/tinystories-5k.txt)")
+                         "seq_len + 1 training tokens (default: tinystories-5k.txt in ../shared/data or "
+                         "$POCKETLM_SHARED/data, which comes only with shared/, docs/sources.md)")
     ap.add_argument("--build", default=os.path.join(ROOT, "build"), help="directory of pocketlm and pocketlm-probe")
     ap.add_argument("--steps", type=int, help="override the recipe's step budget")
     ap.add_argument("--time-budget", type=float, default=0.0, help="also stop after this many seconds")
