@@ -87,6 +87,7 @@ TEST(BenchCli, BadSamplingFlagsAreOneLineErrors) {
 
 // Counts of one are singular: "1 repeat", "1 pass", "up to 1 token".
 TEST(BenchCli, CountsOfOneAreSingular) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const CommandResult r =
       run_pocketlm({"bench", model(), "-z", tok512(), "-n", "5", "--repeats", "1", "--prefill-batch", "1"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -195,6 +195,7 @@ TEST(ConsoleCli, FifoOskDoesNotHang) {
 
 // -y has a place only in the llama2 template: under the default one it would be dropped.
 TEST(ChatCli, SystemPromptNeedsTheLlama2Template) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const std::string input = write_text("in.txt", "Once upon a time\n");
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"chat", model(), "-z", tok512(), "-y", "You are a pirate."},
@@ -216,6 +217,7 @@ TEST(ChatCli, SystemPromptNeedsTheLlama2Template) {
 
 // Counts of one are singular: "reply 1 token", "1 turn".
 TEST(ChatCli, CountsOfOneAreSingular) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const std::string input = write_text("in.txt", "a\n");
   const auto r = run_pocketlm_with_input({"chat", model(), "-z", tok512(), "-t", "0", "-n", "1"}, input);
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -244,6 +244,7 @@ TEST(CliClampWarning, ToppAboveOne) {
 
 // run.c drops -y in generate mode; pocketlm runs as it does, but says so.
 TEST(CliClampWarning, SystemPromptInGenerateMode) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const auto args = run_args({"-y", "You are a pirate.", "-n", "10", "-s", "42"});
   expect_warning(args, run_pocketlm(args), {"-y", "generate mode", "not used", "-m chat"});
 }

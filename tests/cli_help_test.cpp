@@ -60,6 +60,7 @@ TEST(CliSummary, BosOnlyPromptHasNoPrefillRate) {
 // A v1 checkpoint of one layer, one head, head size 2 and seq_len 1 (zero weights): the plan
 // says "1 layer", "1 head", "1 token", "1 position", "1 angle", never "1 layers".
 TEST(CliSummary, PlanCountsOfOneAreSingular) {
+  POCKETLM_REQUIRE_FILES("models/tok512.bin");
   std::vector<unsigned char> bytes;
   put_i32(bytes, 0x616b3432);  // llama2.c v1 magic
   put_i32(bytes, 1);

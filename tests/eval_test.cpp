@@ -172,6 +172,7 @@ std::string four_stories() {
 }
 
 TEST(Eval, TheWholeFileIsReadByDefault) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const std::string path = four_stories();
   const test::CommandResult r = run_pocketlm(eval_args(path));
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -182,6 +183,7 @@ TEST(Eval, TheWholeFileIsReadByDefault) {
 
 // One story, one window: "1 story", "1 window", not "1 stories", "1 windows".
 TEST(Eval, CountsOfOneAreSingular) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const std::string path = test::temp_dir() + "/one.txt";
   test::write_file(path, {'H', 'i', '.'});
   const test::CommandResult r = run_pocketlm(eval_args(path));
@@ -191,6 +193,7 @@ TEST(Eval, CountsOfOneAreSingular) {
 }
 
 TEST(Eval, StrideBeyondTheWindowIsRefused) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const std::string path = four_stories();
   expect_one_line_error(run_pocketlm(eval_args(path, {"--seq-len", "16", "--stride", "17"})),
                         {"--stride: 17", "window of 16 tokens"});
@@ -217,6 +220,7 @@ std::vector<unsigned char> tokenizer_with_piece(int id, const std::string& piece
 }
 
 TEST(Eval, AgainstAModelWithAnotherTokenizerIsRefused) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const std::string dir = test::temp_dir();
   test::write_file(dir + "/other.bin", tokenizer_with_piece(400, "qz\n"));
   for (const char* name : {"tok512.bin", "other.bin"}) {

@@ -80,6 +80,7 @@ TEST(OutputPath, TokenLogRefusesTheModelAndTheTokenizer) {
 // A FIFO (as a device node such as /dev/null would, for root) would be replaced by a regular
 // file; a directory would fail only at the rename, after all the work.
 TEST(OutputPath, EveryWriterRefusesANodeThatIsNotARegularFile) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const std::string dir = temp_dir(), fifo = dir + "/fifo", sub = dir + "/sub";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
   ASSERT_EQ(::mkdir(sub.c_str(), 0755), 0);
@@ -113,6 +114,7 @@ TEST(OutputPath, EveryWriterRefusesANodeThatIsNotARegularFile) {
 #if POCKETLM_HAVE_PNG
 // The per-turn frames are outputs too, checked before the first turn is generated.
 TEST(OutputPath, ConsoleChecksEveryFrameBeforeTheFirstTurn) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const std::string dir = temp_dir();
   const std::string osk = dir + "/osk.bin";
   write_file(osk, {'H', 0, 'i', 0, 0, 0, 'Y', 0, 'o', 0, 0, 0});
@@ -126,6 +128,7 @@ TEST(OutputPath, ConsoleChecksEveryFrameBeforeTheFirstTurn) {
 }
 
 TEST(OutputPath, ConsoleInAMissingDirectoryFailsBeforeTheFirstTurn) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const std::string dir = temp_dir();
   const std::string osk = dir + "/osk.bin";
   write_file(osk, {'H', 0, 'i', 0, 0, 0});
