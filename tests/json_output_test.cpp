@@ -105,5 +105,25 @@ TEST(JsonOutput, BenchHasRatesAndTheProjection) {
   EXPECT_EQ(r.out.find("metric"), std::string::npos) << "no table with --json";
 }
 
+TEST(JsonOutput, EvalCarriesTheTablesFigures) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
+  const std::string text = temp_dir() + "/stories.txt";
+  const std::string body = "Once upon a time there was a cat.\n<|endoftext|>\nThe dog ran home to his mom.\n";
+  write_file(text, std::vector<unsigned char>(body.begin(), body.end()));
+  const CommandResult table = run_pocketlm({"eval", stories260k(), text, "-z", tok512()});
+  const CommandResult r = run_pocketlm({"eval", stories260k(), text, "-z", tok512(), "--against", stories260k(), "--json"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = parse(r);
+  EXPECT_EQ(j["stories"], 2);
+  EXPECT_EQ(j["split"], "all");
+  EXPECT_NE(table.out.find(", " + std::to_string(j["bytes"].get<int>()) + " bytes\n"), std::string::npos) << table.out;
+  char bpb[32];
+  std::snprintf(bpb, sizeof bpb, "bits per byte  %.6f\n", j["bits_per_byte"].get<double>());
+  EXPECT_NE(table.out.find(bpb), std::string::npos) << table.out << " vs " << bpb;
+  EXPECT_EQ(j["against"]["mean_kl"].get<double>(), 0.0);
+  EXPECT_EQ(j["against"]["top1_agreement"].get<double>(), 1.0);
+}
+
 }  // namespace
 }  // namespace pocketlm::test

@@ -26,6 +26,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "json_output.h"
 #include "progress_bar.h"
 #include "story_split.h"
 #include "pocketlm/runtime/session.h"
@@ -48,6 +49,7 @@ void add_eval_command(CLI::App& app, EvalOptions& o) {
   cmd->add_option("--stride", o.stride, "tokens between window starts, at most the window (default: half of it)")
       ->type_name("INT");
   add_session_flags(cmd, kCmdEval, &o);
+  add_json_flag(cmd, &o.json);
 }
 
 namespace {
@@ -241,6 +243,31 @@ int run_eval(const EvalOptions& o) {
   if (!error.empty()) return fail(error);
 
   const double ce = t.nll / static_cast<double>(t.tokens);
+  const double bpb = t.nll / std::log(2.0) / static_cast<double>(t.bytes);
+  if (o.json) {
+    nlohmann::json j = {{"model", o.model},
+                        {"format", format_name(m.spec().format)},
+                        {"text", o.text},
+                        {"split", o.split},
+                        {"split_seed", o.split == "all" ? nlohmann::json(nullptr) : nlohmann::json(seed)},
+                        {"stories", chosen},
+                        {"stories_in_file", stories.size()},
+                        {"bytes", t.bytes},
+                        {"tokens", t.tokens},
+                        {"windows", t.windows},
+                        {"window", window},
+                        {"stride", step},
+                        {"cross_entropy", ce},
+                        {"perplexity", std::exp(ce)},
+                        {"bits_per_byte", bpb},
+                        {"against", nullptr}};
+    if (against)
+      j["against"] = {{"model", o.against},
+                      {"mean_kl", t.kl / static_cast<double>(t.tokens)},
+                      {"top1_agreement", static_cast<double>(t.agree) / static_cast<double>(t.tokens)}};
+    print_json(j);
+    return kExitOk;
+  }
   std::printf("model          %s (%s)\n", o.model.c_str(), format_name(m.spec().format));
   std::printf("text           %s: %s, %zu of %s, %s\n", o.text.c_str(),
               o.split == "all" ? "all stories" : ("held-out 5 %, split seed " + std::to_string(seed)).c_str(), chosen,
@@ -249,7 +276,7 @@ int run_eval(const EvalOptions& o) {
               counted(t.windows, "window").c_str(), counted(static_cast<std::uint64_t>(window), "token").c_str(), step);
   std::printf("cross-entropy  %.6f nats/token\n", ce);
   std::printf("perplexity     %.6f\n", std::exp(ce));
-  std::printf("bits per byte  %.6f\n", t.nll / std::log(2.0) / static_cast<double>(t.bytes));
+  std::printf("bits per byte  %.6f\n", bpb);
   if (against) {
     std::printf("against        %s\n", o.against.c_str());
     std::printf("mean KL        %.6f nats/token (KL(base || model))\n", t.kl / static_cast<double>(t.tokens));

@@ -84,6 +84,7 @@ struct EvalOptions : SessionFlags {
   std::string split_seed;
   std::string stories;
   std::string stride;
+  bool json = false;
 };
 void add_eval_command(CLI::App& app, EvalOptions& options);
 int run_eval(const EvalOptions& options);
