@@ -204,9 +204,9 @@ TEST(Gguf, SessionRunsItWithItsOwnTokenizer) {
     EXPECT_EQ(std::string(reinterpret_cast<const char*>(p.data), p.size), " a");
     EXPECT_EQ(std::string(reinterpret_cast<const char*>(session.tokenizer().piece(1).data), 5), "\n<s>\n");
     EXPECT_EQ(session.tokenizer().score(4), -2.0f);
-    std::int32_t tokens[16];
+    std::int32_t tokens[64];
     int n = 0;
-    ASSERT_TRUE(session.encode("a b", 3, tokens, 16, &n).ok());
+    ASSERT_TRUE(session.encode("a b", 3, tokens, 64, &n).ok());
     EXPECT_EQ(std::vector<std::int32_t>(tokens, tokens + n), (std::vector<std::int32_t>{1, 3, 4}));
     SamplerParams params;
     params.temperature = 0.0f;

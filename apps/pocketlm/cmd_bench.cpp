@@ -157,7 +157,10 @@ int run_bench(const BenchOptions& o) {
 
   // 0 means seq_len, as for run.
   const int n_steps = steps == 0 ? session.seq_len() : static_cast<int>(std::min<long long>(steps, session.seq_len()));
-  std::vector<std::int32_t> prompt(o.prompt.size() + 3);
+  std::size_t entries = 0;
+  st = session.prompt_capacity(o.prompt.size(), &entries);
+  if (!st.ok()) return fail(st);
+  std::vector<std::int32_t> prompt(entries);
   int n_prompt = 0;
   st = session.encode(o.prompt.c_str(), o.prompt.size(), prompt.data(), prompt.size(), &n_prompt);
   if (!st.ok()) return fail(st);

@@ -134,7 +134,10 @@ int run_run(const RunOptions& o) {
   const int steps = clamp_steps(o, session.seq_len(), &sampling);
 
   const std::string& text = o.prompt;
-  std::vector<std::int32_t> prompt(text.size() + 3);
+  std::size_t entries = 0;
+  st = session.prompt_capacity(text.size(), &entries);
+  if (!st.ok()) return fail(st);
+  std::vector<std::int32_t> prompt(entries);
   int n_prompt = 0;
   st = session.encode(text.c_str(), text.size(), prompt.data(), prompt.size(), &n_prompt);
   if (!st.ok()) return fail(st);

@@ -290,7 +290,19 @@ Status Session::open(Storage& model, Storage* tokenizer, const SessionOptions& o
   return Status();
 }
 
+Status Session::prompt_capacity(std::size_t len, std::size_t* entries) const {
+  const std::uint64_t at_least = 1 + tokenizer_.min_tokens(len);  // BOS, then the text's
+  if (at_least > static_cast<std::uint64_t>(seq_len()))
+    return Status::error(StatusCode::kInvalidArgument,
+                         "-i: the prompt of %zu bytes encodes to at least %llu tokens (a token spells at most %d "
+                         "bytes) but the context holds %d (seq_len)",
+                         len, static_cast<unsigned long long>(at_least), tokenizer_.longest_piece(), seq_len());
+  return Tokenizer::encode_capacity(len, entries);
+}
+
 Status Session::encode(const char* text, std::size_t len, std::int32_t* tokens, std::size_t capacity, int* n) const {
+  std::size_t entries = 0;
+  POCKETLM_TRY(prompt_capacity(len, &entries));
   POCKETLM_TRY(tokenizer_.encode(text, len, /*bos=*/true, /*eos=*/false, tokens, capacity, n));
   if (*n > seq_len())
     return Status::error(StatusCode::kInvalidArgument,
