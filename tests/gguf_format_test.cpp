@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <limits>
 #include <map>
 #include <random>
 #include <string>
@@ -46,6 +47,7 @@ struct TinyOptions {
   std::uint32_t matrix_type = kGgmlF32;
   std::string extra_tensor;  // an unknown tensor [1, 32] f32
   bool tokenizer = true;
+  float score4 = -2.0f;  // tokenizer.ggml.scores[4]
 };
 
 // A llama model of dim 32, hidden 64, 2 layers, 2 heads (1 kv head), vocab 8, seq_len 8, and the
@@ -99,7 +101,7 @@ Tiny make_tiny(const TinyOptions& o = TinyOptions()) {
     EXPECT_TRUE(w.kv_array(key::kTokens, kString, 8).ok());
     t.tokens_count_at = static_cast<std::size_t>(w.bytes_written()) - 8;
     for (const char* p : kPieces) EXPECT_TRUE(w.array_string(p, std::strlen(p)).ok());
-    const float scores[8] = {0, 0, 0, -1, -2, -3, -4, -5};
+    const float scores[8] = {0, 0, 0, -1, o.score4, -3, -4, -5};
     EXPECT_TRUE(w.kv_array(key::kScores, kFloat32, 8).ok());
     EXPECT_TRUE(w.array_f32(scores, 8).ok());
     EXPECT_TRUE(w.kv_u32(key::kBosId, 1).ok());
@@ -227,6 +229,17 @@ TEST(Gguf, WithoutATokenizerTheSessionAsksForZ) {
   EXPECT_NE(std::string(st.message()).find("m.gguf: the model file carries no tokenizer; give one with -z"),
             std::string::npos)
       << st.message();
+}
+
+TEST(GgufBadInput, NaNScoreIsRefusedWhenTheTokenizerLoads) {
+  TinyOptions o;
+  o.score4 = std::numeric_limits<float>::quiet_NaN();
+  const Tiny t = make_tiny(o);
+  MemoryStorage model(t.bytes.data(), t.bytes.size(), "m.gguf");
+  Session session;
+  const Status st = session.open(model, nullptr, SessionOptions{});
+  ASSERT_FALSE(st.ok());
+  EXPECT_STREQ(st.message(), "m.gguf: tokenizer.ggml.scores of token 4 is NaN (bits 0x7FC00000): merge scores must be numbers");
 }
 
 TEST(GgufBadInput, TruncatedAnywhere) {

@@ -24,6 +24,7 @@
 #include "pocketlm/quant/fp16.h"
 #include "pocketlm/quant/q4_0.h"
 #include "pocketlm/quant/q8_0.h"
+#include "pocketlm/text/tokenizer.h"
 #include "ports/posix/file_storage.h"
 
 namespace pocketlm::cli {
@@ -101,7 +102,7 @@ Status read_tokenizer_bin(const std::string& path, int vocab, int bos, int eos, 
                          "%s: tokenizer has %llu bytes after record %d: it holds more pieces than the model's "
                          "vocab_size = %d",
                          f.name(), static_cast<unsigned long long>(f.size() - r.offset()), vocab - 1, vocab);
-  return Status();
+  return Tokenizer::check_scores(f.name(), "tokenizer.bin score", v->scores.data(), vocab);
 }
 
 // A GGUF input's own vocabulary, copied as it is spelled there.
@@ -117,6 +118,7 @@ Status read_embedded(FileStorage& in, const EmbeddedTokenizer& t, Vocab* v) {
   }
   v->scores.assign(static_cast<std::size_t>(t.count), 0.0f);
   if (t.scores_offset) POCKETLM_TRY(in.read(t.scores_offset, v->scores.data(), v->scores.size() * 4));
+  POCKETLM_TRY(Tokenizer::check_scores(in.name(), key::kScores, v->scores.data(), t.count));
   v->types.assign(static_cast<std::size_t>(t.count), kTokenNormal);
   if (t.types_offset) POCKETLM_TRY(in.read(t.types_offset, v->types.data(), v->types.size() * 4));
   return Status();

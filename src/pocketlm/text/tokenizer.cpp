@@ -1,6 +1,7 @@
 #include "pocketlm/text/tokenizer.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 #include "pocketlm/base/checked.h"
@@ -116,11 +117,24 @@ Status Tokenizer::load(Storage& storage, unsigned char* chunk, std::size_t chunk
                          storage.name(), static_cast<unsigned long long>(piece_bytes_ - used), vocab_size_ - 1,
                          vocab_size_);
 
-  finish_load();
+  return finish_load(storage.name(), "tokenizer.bin score");
+}
+
+Status Tokenizer::check_scores(const char* file, const char* score_field, const float* scores, int n) {
+  // run.c never merges into a NaN-scored piece (no comparison holds), so such a vocabulary
+  // silently tokenizes differently from what its scores claim: a corrupt file. A bit test
+  // (exponent all ones, mantissa non-zero) is immune to finite-math compiler flags.
+  for (int i = 0; i < n; ++i) {
+    const auto bits = std::bit_cast<std::uint32_t>(scores[i]);
+    if ((bits & 0x7F800000u) != 0x7F800000u || (bits & 0x007FFFFFu) == 0) continue;
+    return Status::error(StatusCode::kBadFormat, "%s: %s of token %d is NaN (bits 0x%08X): merge scores must be numbers",
+                         file, score_field, i, static_cast<unsigned>(bits));
+  }
   return Status();
 }
 
-void Tokenizer::finish_load() {
+Status Tokenizer::finish_load(const char* file, const char* score_field) {
+  POCKETLM_TRY(check_scores(file, score_field, scores_, vocab_size_));
   sort_vocabulary();
   longest_piece_ = 0;
   for (int i = 0; i < vocab_size_; ++i) {
@@ -130,6 +144,7 @@ void Tokenizer::finish_load() {
   empty_byte_piece_ = false;
   for (int i = 3; i < vocab_size_ && i <= 258; ++i)
     if (piece(i).size == 0) empty_byte_piece_ = true;
+  return Status();
 }
 
 void Tokenizer::sort_vocabulary() {

@@ -32,6 +32,10 @@ class Tokenizer {
   // too small to hold that many records.
   static Status piece_bytes(const Storage& storage, int vocab_size, std::uint64_t* bytes);
 
+  // Refuses a NaN among scores[0..n) (kBadFormat naming `file`, `score_field` as the file
+  // spells it, the token and the bits).
+  static Status check_scores(const char* file, const char* score_field, const float* scores, int n);
+
   // Carves the tables (scores, piece offsets, piece bytes, sorted index) from the arena.
   Status carve(int vocab_size, std::uint64_t piece_bytes, Arena& arena);
   // Parses the file through `chunk` (a read buffer of chunk_bytes) and sorts the vocabulary.
@@ -91,9 +95,9 @@ class Tokenizer {
   int longest_piece() const { return longest_piece_; }
 
  private:
-  // After either load: orders sorted_ by piece bytes (run.c's sort) and measures the pieces
-  // for min_tokens().
-  void finish_load();
+  // After either load: refuses a NaN score (check_scores), orders sorted_ by piece bytes (run.c's sort) and measures the
+  // pieces for min_tokens().
+  Status finish_load(const char* file, const char* score_field);
   void sort_vocabulary();
   // run.c's merge loop over tokens[0..n) with the scratch behind them (`slots` words each);
   // returns the tokens left (text/tokenizer_merge.cpp).
