@@ -48,6 +48,7 @@ struct TinyOptions {
   std::string extra_tensor;  // an unknown tensor [1, 32] f32
   bool tokenizer = true;
   float score4 = -2.0f;  // tokenizer.ggml.scores[4]
+  std::string output_norm = "output_norm.weight";  // its tensor name
 };
 
 // A llama model of dim 32, hidden 64, 2 layers, 2 heads (1 kv head), vocab 8, seq_len 8, and the
@@ -82,7 +83,7 @@ Tiny make_tiny(const TinyOptions& o = TinyOptions()) {
     tensors.push_back({b + "ffn_down.weight", 32, 64});
     tensors.push_back({b + "ffn_up.weight", 64, 32});
   }
-  tensors.push_back({"output_norm.weight", 1, 32});
+  tensors.push_back({o.output_norm, 1, 32});
   if (!o.extra_tensor.empty()) tensors.push_back({o.extra_tensor, 1, 32});
   const std::uint64_t kv = 9 + (o.block_count ? 1 : 0) + (o.duplicate_key ? 1 : 0) + (o.tokenizer ? 5 : 0);
   EXPECT_TRUE(w.begin(tensors.size(), kv).ok());
@@ -325,6 +326,26 @@ TEST(GgufBadInput, TypesAndNames) {
   o = TinyOptions();
   o.duplicate_key = true;
   EXPECT_ERROR(make_tiny(o).bytes, "m.gguf: GGUF key llama.embedding_length appears twice");
+}
+
+// "output_norm.weight\0Z" was cut at the NUL and read as output_norm.weight.
+TEST(GgufBadInput, NulInsideATensorNameOrAStringValue) {
+  TinyOptions o;
+  o.output_norm = "output_norm.weightZZ";
+  const Tiny t = make_tiny(o);
+  auto b = t.bytes;
+  const std::size_t name_at = t.type_at.at(o.output_norm) - 4 - 8 - o.output_norm.size();  // n_dims, 1 dim (a norm)
+  ASSERT_EQ(b[name_at + 18], 'Z');
+  b[name_at + 18] = 0;
+  EXPECT_ERROR(b, "m.gguf: GGUF tensor 19 name 'output_norm.weight' has a NUL byte at byte 18 of its 20");
+  // The same for a string value: "llama\0" was read as llama.
+  o = TinyOptions();
+  o.arch = "llamaZ";
+  b = make_tiny(o).bytes;
+  const std::size_t value_at = t.first_key_at + 8 + std::strlen(key::kArchitecture) + 4 + 8;  // key, type, length
+  ASSERT_EQ(b[value_at + 5], 'Z');
+  b[value_at + 5] = 0;
+  EXPECT_ERROR(b, "m.gguf: GGUF general.architecture 'llama' has a NUL byte at byte 5 of its 6");
 }
 
 // Through the binary: one line on stderr, nothing on stdout, exit code 1.

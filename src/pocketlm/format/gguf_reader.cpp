@@ -113,11 +113,20 @@ class Parser {
   }
 
   // A string into buf (cap bytes, NUL-terminated; longer strings are cut, their rest skipped).
+  // A NUL among the bytes kept is an error: the C string would end there and a name such as
+  // "output_norm.weight\0junk" would be taken for another.
   Status string(const char* what, char* buf, std::size_t cap, std::uint64_t* len) {
     POCKETLM_TRY(string_length(what, len));
     const std::size_t keep = *len < cap - 1 ? static_cast<std::size_t>(*len) : cap - 1;
     POCKETLM_TRY(take(buf, keep));
     buf[keep] = '\0';
+    if (const void* nul = std::memchr(buf, 0, keep)) {
+      sanitize(buf);  // the part before the NUL, printable
+      return Status::error(StatusCode::kBadFormat,
+                           "%s: GGUF %s '%s' has a NUL byte at byte %zu of its %llu: GGUF strings hold no NUL", name(),
+                           what, buf, static_cast<std::size_t>(static_cast<const char*>(nul) - buf),
+                           static_cast<unsigned long long>(*len));
+    }
     return skip(*len - keep);
   }
 
@@ -423,9 +432,13 @@ bool supported(std::uint32_t ggml_type, TensorType* type) {
 }
 
 // Reads one tensor info and checks what can be checked on its own.
-POCKETLM_FRAME Status read_tensor_entry(Parser& p, const ModelConfig& c, std::uint32_t alignment, TensorEntry* e) {
+// `index` counts the tensor infos from 0, for messages.
+POCKETLM_FRAME Status read_tensor_entry(Parser& p, std::uint64_t index, const ModelConfig& c, std::uint32_t alignment,
+                                        TensorEntry* e) {
   std::uint64_t len = 0;
-  POCKETLM_TRY(p.string("tensor name", e->name, sizeof e->name, &len));
+  char what[40];
+  format_to(what, sizeof what, "tensor %llu name", static_cast<unsigned long long>(index));
+  POCKETLM_TRY(p.string(what, e->name, sizeof e->name, &len));
   sanitize(e->name);
   std::uint32_t n_dims = 0;
   POCKETLM_TRY(p.u32(&n_dims));
@@ -496,7 +509,7 @@ void tensor_name(TensorRole role, int layer, char* out, std::size_t cap) {
 POCKETLM_FRAME Status scan_tensors(Parser& p, std::uint64_t count, const ModelConfig& c, std::uint32_t alignment, RoleSeen* seen) {
   TensorEntry e;
   for (std::uint64_t i = 0; i < count; ++i) {
-    POCKETLM_TRY(read_tensor_entry(p, c, alignment, &e));
+    POCKETLM_TRY(read_tensor_entry(p, i, c, alignment, &e));
     RoleSeen& s = seen[static_cast<int>(e.role)];
     if (s.count > 0 && (s.ggml_type != e.ggml_type || s.rows != e.rows)) {
       char first[kNameCap];
@@ -533,7 +546,7 @@ POCKETLM_FRAME Status check_layers(Parser& p, std::uint64_t count, const ModelCo
   std::uint64_t present[kLast - kFirst + 1][kWords] = {};
   TensorEntry e;
   for (std::uint64_t i = 0; i < count; ++i) {
-    POCKETLM_TRY(read_tensor_entry(p, c, alignment, &e));
+    POCKETLM_TRY(read_tensor_entry(p, i, c, alignment, &e));
     if (e.layer < 0) continue;
     const int r = static_cast<int>(e.role);
     if (r < kFirst || r > kLast) return Status::error(StatusCode::kBadFormat, "%s: GGUF tensor %s: unexpected layer", p.name(), e.name);
