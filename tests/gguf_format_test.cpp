@@ -49,6 +49,8 @@ struct TinyOptions {
   bool tokenizer = true;
   float score4 = -2.0f;  // tokenizer.ggml.scores[4]
   std::string output_norm = "output_norm.weight";  // its tensor name
+  std::string odd_norm;                             // a norm tensor written with norm_type
+  std::uint32_t norm_type = kGgmlF16;
 };
 
 // A llama model of dim 32, hidden 64, 2 layers, 2 heads (1 kv head), vocab 8, seq_len 8, and the
@@ -112,7 +114,7 @@ Tiny make_tiny(const TinyOptions& o = TinyOptions()) {
   std::vector<std::uint64_t> sizes;
   for (const T& x : tensors) {
     std::uint64_t bytes = 0;
-    const std::uint32_t type = x.rows > 1 ? o.matrix_type : kGgmlF32;
+    const std::uint32_t type = x.rows > 1 ? o.matrix_type : x.name == o.odd_norm ? o.norm_type : kGgmlF32;
     EXPECT_TRUE(w.tensor_info(x.name.c_str(), x.rows, x.cols, type, &bytes).ok()) << x.name;
     t.type_at[x.name] = static_cast<std::size_t>(w.bytes_written()) - 12;
     sizes.push_back(bytes);
@@ -326,6 +328,28 @@ TEST(GgufBadInput, TypesAndNames) {
   o = TinyOptions();
   o.duplicate_key = true;
   EXPECT_ERROR(make_tiny(o).bytes, "m.gguf: GGUF key llama.embedding_length appears twice");
+}
+
+// Norm weights must be F32: the error names the file, the GGUF tensor, the type found and F32.
+TEST(GgufBadInput, NormWeightsThatAreNotF32) {
+  for (const char* norm : {"output_norm.weight", "blk.0.attn_norm.weight", "blk.1.ffn_norm.weight"}) {
+    for (std::uint32_t type : {kGgmlF16, kGgmlQ8_0, kGgmlQ4_0}) {
+      TinyOptions o;
+      o.odd_norm = norm;
+      o.norm_type = type;
+      const std::string expected =
+          std::string("m.gguf: GGUF tensor ") + norm + " has type " + ggml_type_name(type) + "; norm weights must be F32";
+      EXPECT_ERROR(make_tiny(o).bytes, expected.c_str());
+    }
+  }
+  // Through the binary (the session used to say only "tensor rms_final: norm weights must be f32").
+  TinyOptions o;
+  o.odd_norm = "output_norm.weight";
+  const std::string path = test::temp_dir() + "/f16-norm.gguf";
+  test::write_file(path, make_tiny(o).bytes);
+  const test::CommandResult r = test::run_pocketlm({"run", path});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "pocketlm: error: " + path + ": GGUF tensor output_norm.weight has type F16; norm weights must be F32\n");
 }
 
 // "output_norm.weight\0Z" was cut at the NUL and read as output_norm.weight.

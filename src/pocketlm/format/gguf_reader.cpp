@@ -475,6 +475,11 @@ POCKETLM_FRAME Status read_tensor_entry(Parser& p, std::uint64_t index, const Mo
                          "%s: GGUF tensor %s has type %s (%u), which pocketlm does not read (it reads F32, F16, Q8_0 "
                          "and Q4_0)",
                          p.name(), e->name, ggml_type_name(e->ggml_type), static_cast<unsigned>(e->ggml_type));
+  // rmsnorm reads its weights as an f32 vector (llama.cpp writes norms F32 too); refused here,
+  // where the file and the tensor's name are known.
+  if (std::strcmp(role_info(e->role).region, region::kNorms) == 0 && type != TensorType::kF32)
+    return Status::error(StatusCode::kUnsupported, "%s: GGUF tensor %s has type %s; norm weights must be F32",
+                         p.name(), e->name, ggml_type_name(e->ggml_type));
   const int block = block_elements(type, 0);
   if (e->cols % static_cast<std::uint64_t>(block) != 0)
     return Status::error(StatusCode::kBadFormat,
