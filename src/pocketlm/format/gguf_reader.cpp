@@ -501,15 +501,6 @@ POCKETLM_FRAME Status read_tensor_entry(Parser& p, std::uint64_t index, const Mo
   return Status();
 }
 
-// The GGUF name of (role, layer) for messages.
-void tensor_name(TensorRole role, int layer, char* out, std::size_t cap) {
-  const char* g = role_info(role).gguf_name;
-  if (layer >= 0)
-    format_to(out, cap, "blk.%d%s", layer, g + 6);
-  else
-    format_to(out, cap, "%s", g);
-}
-
 // First pass over the tensor infos: one RoleSeen per role.
 POCKETLM_FRAME Status scan_tensors(Parser& p, std::uint64_t count, const ModelConfig& c, std::uint32_t alignment, RoleSeen* seen) {
   TensorEntry e;
@@ -518,7 +509,7 @@ POCKETLM_FRAME Status scan_tensors(Parser& p, std::uint64_t count, const ModelCo
     RoleSeen& s = seen[static_cast<int>(e.role)];
     if (s.count > 0 && (s.ggml_type != e.ggml_type || s.rows != e.rows)) {
       char first[kNameCap];
-      tensor_name(e.role, s.off[0] != UINT64_MAX ? 0 : -1, first, sizeof first);
+      gguf_tensor_name(e.role, s.off[0] != UINT64_MAX ? 0 : -1, first, sizeof first);
       return Status::error(StatusCode::kUnsupported,
                            "%s: GGUF tensor %s has type %s and %llu rows but an earlier %s has %s and %llu: pocketlm "
                            "needs one type per kind of tensor",
@@ -575,7 +566,7 @@ POCKETLM_FRAME Status check_layers(Parser& p, std::uint64_t count, const ModelCo
     for (int l = 0; l < c.n_layers; ++l) {
       if (present[r - kFirst][l / 64] & (std::uint64_t{1} << (l % 64))) continue;
       char name[kNameCap];
-      tensor_name(static_cast<TensorRole>(r), l, name, sizeof name);
+      gguf_tensor_name(static_cast<TensorRole>(r), l, name, sizeof name);
       return Status::error(StatusCode::kBadFormat, "%s: GGUF tensor %s is missing", p.name(), name);
     }
   }
@@ -607,8 +598,8 @@ POCKETLM_FRAME Status check_overlaps(const Storage& s, const ModelSpec& spec) {
     ++next[best];
     if (best_t.offset < prev_end) {
       char a[kNameCap], b[kNameCap];
-      tensor_name(prev_role, prev_layer, a, sizeof a);
-      tensor_name(best_t.role, best_t.layer, b, sizeof b);
+      gguf_tensor_name(prev_role, prev_layer, a, sizeof a);
+      gguf_tensor_name(best_t.role, best_t.layer, b, sizeof b);
       return Status::error(StatusCode::kBadFormat,
                            "%s: GGUF tensor %s (file offset %llu) overlaps tensor %s, which ends at offset %llu",
                            s.name(), b, static_cast<unsigned long long>(best_t.offset), a,
@@ -747,8 +738,8 @@ POCKETLM_FRAME Status layer_strides(const Storage& s, const ModelConfig& c, Role
     const auto role = static_cast<TensorRole>(r);
     if (e.count == 0 || !is_per_layer(role) || c.n_layers < 2) continue;
     char a[kNameCap], b[kNameCap];
-    tensor_name(role, 0, a, sizeof a);
-    tensor_name(role, 1, b, sizeof b);
+    gguf_tensor_name(role, 0, a, sizeof a);
+    gguf_tensor_name(role, 1, b, sizeof b);
     if (e.off[0] == UINT64_MAX || e.off[1] == UINT64_MAX)
       return Status::error(StatusCode::kBadFormat, "%s: GGUF tensor %s is missing", s.name(),
                            e.off[0] == UINT64_MAX ? a : b);
@@ -780,7 +771,7 @@ POCKETLM_FRAME Status add_roles(const Storage& s, const RoleSeen* seen, std::uin
     if (!checked_add(data_start, e.off[0], &begin) ||
         !spec->add_role_strided(role, type, 0, e.rows, e.cols, begin, e.stride, &end) || end > s.size()) {
       char name[kNameCap];
-      tensor_name(role, is_per_layer(role) ? spec->config.n_layers - 1 : -1, name, sizeof name);
+      gguf_tensor_name(role, is_per_layer(role) ? spec->config.n_layers - 1 : -1, name, sizeof name);
       return Status::error(StatusCode::kBadFormat,
                            "%s: GGUF tensor %s (%s [%llu, %llu]) runs past the end of the file (%llu bytes)", s.name(),
                            name, ggml_type_name(e.ggml_type), static_cast<unsigned long long>(e.rows),
@@ -806,7 +797,7 @@ POCKETLM_FRAME Status read_gguf_tensors(Storage& storage, unsigned char* buffer,
     const auto role = static_cast<TensorRole>(r);
     if (!role_info(role).gguf_name || role == TensorRole::kWcls || seen[r].count > 0) continue;
     char name[kNameCap];
-    tensor_name(role, is_per_layer(role) ? 0 : -1, name, sizeof name);
+    gguf_tensor_name(role, is_per_layer(role) ? 0 : -1, name, sizeof name);
     return Status::error(StatusCode::kBadFormat, "%s: GGUF tensor %s is missing", storage.name(), name);
   }
   POCKETLM_TRY(check_vocab(storage, seen, layout, spec));
