@@ -98,8 +98,8 @@ Status write_header(const ModelSpec& spec, std::int32_t gs, OutputFile& out) {
 // q80 by their type), a few whole rows at a time; gs_ divides every row (dim, hidden_dim).
 class Converter {
  public:
-  Converter(FileStorage& in, OutputFile& out, std::int32_t gs, ProgressBar& bar)
-      : rows_(in), in_(in), out_(out), gs_(static_cast<std::uint64_t>(gs)), bar_(bar) {}
+  Converter(FileStorage& in, const ModelSpec& spec, OutputFile& out, std::int32_t gs, ProgressBar& bar)
+      : rows_(in, spec), in_(in), out_(out), gs_(static_cast<std::uint64_t>(gs)), bar_(bar) {}
 
   // An fp32 vector, copied as is.
   Status copy(const TensorInfo& t) {
@@ -187,7 +187,7 @@ Status convert(const ConvertOptions& o, std::int32_t* gs_used) {
     for (const TensorInfo& t : *list) total += t.bytes();
 
   ProgressBar bar("convert", total);
-  Converter conv(in, out, gs, bar);
+  Converter conv(in, spec, out, gs, bar);
   for (const TensorInfo& t : norms) POCKETLM_TRY(conv.copy(t));
   for (const TensorInfo& t : matrices) POCKETLM_TRY(conv.quantize(t));
   POCKETLM_TRY(out.commit());

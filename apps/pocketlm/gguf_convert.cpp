@@ -178,7 +178,8 @@ std::vector<OutTensor> plan_tensors(const ModelSpec& spec, std::uint32_t matrix_
 // Streams one tensor: rows read and dequantized to f32 (TensorRows), converted, written.
 class TensorCopier {
  public:
-  TensorCopier(FileStorage& in, GgufWriter& w, ProgressBar& bar) : rows_(in), w_(w), bar_(bar) {}
+  TensorCopier(FileStorage& in, const ModelSpec& spec, GgufWriter& w, ProgressBar& bar)
+      : rows_(in, spec), w_(w), bar_(bar) {}
 
   Status copy(const OutTensor& t) {
     const TensorInfo& s = t.source;
@@ -293,7 +294,7 @@ Status convert_to_gguf(const GgufConvertOptions& o, std::string* summary) {
   }
   {
     ProgressBar bar("convert", total);
-    TensorCopier copier(in, w, bar);
+    TensorCopier copier(in, spec, w, bar);
     for (const OutTensor& t : tensors) POCKETLM_TRY(copier.copy(t));
   }
   POCKETLM_TRY(w.finish());
