@@ -173,5 +173,56 @@ TEST(TokenizerCli, NaNScoreIsRefusedByRunAndConvert) {
   EXPECT_FALSE(test::file_exists(out));
 }
 
+// stories260K as GGUF with tok512 inside (convert --to gguf), in a fresh directory.
+std::string stories260k_gguf() {
+  const std::string out = test::temp_dir() + "/s260k.gguf";
+  const test::CommandResult r = test::run_pocketlm({"convert", test::model_path("stories260K.bin"), "--to", "gguf", "-z",
+                                                    test::model_path("tok512.bin"), "-o", out});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return out;
+}
+
+// -z given what is not a tokenizer.bin: the error says what the file is (it used to name a
+// record field of bytes that were never records, or a tokenizer "of 12 bytes").
+TEST(TokenizerCli, ZGivenAModelOrAPageSaysWhatTheFileIs) {
+  const std::string model = test::model_path("stories260K.bin");
+  const std::string dir = test::temp_dir(), page = dir + "/page.html", note = dir + "/note.txt";
+  test::write_file(page, Bytes({'<', 'h', 't', 'm', 'l', '>', '\n'}));
+  test::write_file(note, Bytes({'4', '0', '4', '\n'}));
+  const std::string gguf = stories260k_gguf();
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {gguf, "this is a GGUF v3 model file, not a llama2.c tokenizer.bin (a GGUF model carries its own tokenizer: drop -z)"},
+      {model, "this is a llama2.c checkpoint, not a tokenizer.bin: give it as the model and the tokenizer.bin with -z"},
+      {page, "this is an HTML page, not a tokenizer: the download saved a web page"},
+      {note, "this is a text file ('404'), not a tokenizer"},
+  };
+  for (const auto& [z, message] : cases) {
+    for (const char* command : {"run", "plan"}) {
+      const test::CommandResult r = test::run_pocketlm({command, model, "-z", z});
+      SCOPED_TRACE(std::string(command) + " -z " + z);
+      EXPECT_EQ(r.exit_code, 1);
+      EXPECT_EQ(r.err.rfind("pocketlm: error: " + z + ": " + message, 0), 0u) << r.err;
+      EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    }
+  }
+}
+
+// -z replaces a GGUF's own tokenizer, as asked, with one warning line saying so.
+TEST(TokenizerCli, ZOverridesAGgufsOwnTokenizerWithOneWarning) {
+  const std::string gguf = stories260k_gguf(), tok = test::model_path("tok512.bin");
+  const std::string warning =
+      "pocketlm: warning: -z: using the tokenizer " + tok + "; " + gguf + "'s own tokenizer is ignored\n";
+  const test::CommandResult r = test::run_pocketlm({"run", gguf, "-z", tok, "-n", "8", "-t", "0"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(r.out.empty());
+  EXPECT_EQ(r.err.rfind(warning, 0), 0u) << r.err;
+  EXPECT_EQ(r.err.find("warning", warning.size()), std::string::npos) << r.err;
+  // Without -z: its own, no warning.
+  const test::CommandResult own = test::run_pocketlm({"run", gguf, "-n", "8", "-t", "0"});
+  EXPECT_EQ(own.exit_code, 0) << own.err;
+  EXPECT_EQ(own.err.find("warning"), std::string::npos) << own.err;
+  EXPECT_EQ(own.out, r.out);  // the same vocabulary either way
+}
+
 }  // namespace
 }  // namespace pocketlm

@@ -61,9 +61,11 @@ struct Opened {
 Status open_model(const std::string& path, const std::string& z, const SessionOptions& options, Opened* o) {
   POCKETLM_TRY(o->model.open(path.c_str(), "model"));
   Storage* tokenizer = nullptr;
-  std::string label;
-  POCKETLM_TRY(open_tokenizer(z, path, &o->tokenizer_file, &tokenizer, &label));
-  return o->session.open(o->model, tokenizer, options);
+  std::string label, warning;
+  POCKETLM_TRY(open_tokenizer(z, o->model, &o->tokenizer_file, &tokenizer, &label, &warning));
+  POCKETLM_TRY(o->session.open(o->model, tokenizer, options));
+  if (!warning.empty()) warn(warning);
+  return Status();
 }
 
 // log(sum(exp(l))) over n logits, in double.

@@ -36,8 +36,8 @@ struct Opened {
 Status open(const std::string& model, const std::string& tokenizer, Opened* o) {
   POCKETLM_TRY(o->model.open(model.c_str(), "model"));
   Storage* use = nullptr;
-  std::string label;
-  POCKETLM_TRY(open_tokenizer(tokenizer == "-" ? "" : tokenizer, model, &o->tokenizer_file, &use, &label));
+  std::string label, warning;
+  POCKETLM_TRY(open_tokenizer(tokenizer == "-" ? "" : tokenizer, o->model, &o->tokenizer_file, &use, &label, &warning));
   SessionOptions options;
   return o->session.open(o->model, use, options);
 }

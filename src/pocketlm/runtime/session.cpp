@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "pocketlm/base/byte_size.h"
+#include "pocketlm/format/file_kind.h"
 #include "pocketlm/format/model_reader.h"
 #include "pocketlm/model/blocks.h"
 #include "pocketlm/runtime/placement.h"
@@ -19,8 +20,12 @@ int effective_seq_len(const ModelSpec& spec, const SessionOptions& options) {
 
 
 // The tokenizer's piece bytes and the read buffer for parsing it (no larger than the file).
-Status tokenizer_sizes(const Storage& tokenizer, const ModelSpec& spec, const SessionOptions& options,
+Status tokenizer_sizes(Storage& tokenizer, const ModelSpec& spec, const SessionOptions& options,
                        std::uint64_t* piece_bytes, std::size_t* chunk) {
+  // A file that starts like a known other kind (a GGUF or llama2.c model, a web page, a text
+  // file: format/file_kind.h) is named as such, not by a record field of bytes that were never
+  // records; plan() sizes the tokenizer without reading it, so this is its only check.
+  POCKETLM_TRY(name_foreign_file(tokenizer, Status(), ExpectedFile::kTokenizer));
   POCKETLM_TRY(Tokenizer::piece_bytes(tokenizer, spec.config.vocab_size, piece_bytes));
   *chunk = options.io_chunk_bytes;
   if (tokenizer.size() < *chunk) *chunk = static_cast<std::size_t>(tokenizer.size());
