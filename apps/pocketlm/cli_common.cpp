@@ -181,7 +181,8 @@ Status open_tokenizer(const std::string& flag_value, Storage& model, FileStorage
   POCKETLM_TRY(storage->open(path.c_str(), "tokenizer"));
   // -z wins, as asked; say so, since the model's own vocabulary is the one it was trained with.
   warning->clear();
-  if (spec.tokenizer.present) *warning = "-z: using the tokenizer " + path + "; " + model.name() + "'s own tokenizer is ignored";
+  if (spec.tokenizer.present)
+    *warning = "-z: using the tokenizer " + path + "; " + model.name() + "'s own tokenizer is ignored";
   *use = storage;
   *label = path;
   return Status();

@@ -95,9 +95,10 @@ class Tokenizer {
   int longest_piece() const { return longest_piece_; }
 
  private:
-  // After either load: refuses a NaN score (check_scores), orders sorted_ by piece bytes (run.c's sort) and measures the
-  // pieces for min_tokens().
+  // After either load: refuses a NaN score (check_scores), sorts the vocabulary and measures
+  // the pieces for min_tokens().
   Status finish_load(const char* file, const char* score_field);
+  // Orders sorted_ by piece bytes (run.c's sort).
   void sort_vocabulary();
   // run.c's merge loop over tokens[0..n) with the scratch behind them (`slots` words each);
   // returns the tokens left (text/tokenizer_merge.cpp).
