@@ -36,14 +36,6 @@ std::string patched(const std::string& path, std::uint64_t at, const std::vector
 
 std::vector<unsigned char> half(std::uint16_t h) { return {static_cast<unsigned char>(h), static_cast<unsigned char>(h >> 8)}; }
 
-std::string gguf_of(const std::string& type) {
-  const std::string out = temp_dir() + "/s260k_" + type + ".gguf";
-  const CommandResult r = run_pocketlm({"convert", model_path("stories260K.bin"), "--to", "gguf", "--type", type, "-z",
-                                        model_path("tok512.bin"), "-o", out});
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  return out;
-}
-
 // Both targets refuse `in` with exactly `message` after "pocketlm: error: IN: ", writing nothing.
 void expect_refused(const std::string& in, const std::string& message) {
   const std::string dir = in.substr(0, in.find_last_of('/'));
@@ -61,14 +53,14 @@ void expect_refused(const std::string& in, const std::string& message) {
 }
 
 TEST(ConvertNonFinite, NaNInAnF16Gguf) {
-  const std::string f16 = gguf_of("f16");
+  const std::string f16 = stories260k_gguf("f16");
   const std::string in = patched(f16, offset_of(f16, TensorRole::kWq, 1) + 2 * 7, half(0x7E00));
   expect_refused(in, "tensor blk.1.attn_q.weight element 7 is NaN; convert refuses non-finite weights");
 }
 
 // An infinite Q8_0 block scale: the block's first element is named.
 TEST(ConvertNonFinite, InfiniteScaleInAQ8_0Gguf) {
-  const std::string q8 = gguf_of("q8_0");
+  const std::string q8 = stories260k_gguf("q8_0");
   const std::string in = patched(q8, offset_of(q8, TensorRole::kWv, 0) + 34 * 3, half(0x7C00));
   expect_refused(in, "tensor blk.0.attn_v.weight element 96 is +inf; convert refuses non-finite weights");
 }

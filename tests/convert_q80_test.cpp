@@ -42,15 +42,6 @@ std::vector<float> dequantized(Storage& file, const TensorInfo& t) {
   return out;
 }
 
-// A stories260K GGUF of `type` (from the .bin, with tok512 inside).
-std::string stories260k_gguf(const std::string& type) {
-  const std::string out = temp_dir() + "/s260k_" + type + ".gguf";
-  const CommandResult r = run_pocketlm({"convert", model_path("stories260K.bin"), "--to", "gguf", "--type", type, "-z",
-                                        model_path("tok512.bin"), "-o", out});
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  return out;
-}
-
 TEST(ConvertQ80, GgufOfEveryTypeGivesTheQ80OfItsDequantizedWeightsAndRuns) {
   for (const char* type : {"f16", "q8_0", "q4_0"}) {
     SCOPED_TRACE(type);

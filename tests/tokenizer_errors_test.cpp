@@ -173,15 +173,6 @@ TEST(TokenizerCli, NaNScoreIsRefusedByRunAndConvert) {
   EXPECT_FALSE(test::file_exists(out));
 }
 
-// stories260K as GGUF with tok512 inside (convert --to gguf), in a fresh directory.
-std::string stories260k_gguf() {
-  const std::string out = test::temp_dir() + "/s260k.gguf";
-  const test::CommandResult r = test::run_pocketlm({"convert", test::model_path("stories260K.bin"), "--to", "gguf", "-z",
-                                                    test::model_path("tok512.bin"), "-o", out});
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  return out;
-}
-
 // -z given what is not a tokenizer.bin: the error says what the file is (it used to name a
 // record field of bytes that were never records, or a tokenizer "of 12 bytes").
 TEST(TokenizerCli, ZGivenAModelOrAPageSaysWhatTheFileIs) {
@@ -189,7 +180,7 @@ TEST(TokenizerCli, ZGivenAModelOrAPageSaysWhatTheFileIs) {
   const std::string dir = test::temp_dir(), page = dir + "/page.html", note = dir + "/note.txt";
   test::write_file(page, Bytes({'<', 'h', 't', 'm', 'l', '>', '\n'}));
   test::write_file(note, Bytes({'4', '0', '4', '\n'}));
-  const std::string gguf = stories260k_gguf();
+  const std::string gguf = test::stories260k_gguf();
   const std::vector<std::pair<std::string, std::string>> cases = {
       {gguf, "this is a GGUF v3 model file, not a llama2.c tokenizer.bin (a GGUF model carries its own tokenizer: drop -z)"},
       {model, "this is a llama2.c checkpoint, not a tokenizer.bin: give it as the model and the tokenizer.bin with -z"},
@@ -209,7 +200,7 @@ TEST(TokenizerCli, ZGivenAModelOrAPageSaysWhatTheFileIs) {
 
 // -z replaces a GGUF's own tokenizer, as asked, with one warning line saying so.
 TEST(TokenizerCli, ZOverridesAGgufsOwnTokenizerWithOneWarning) {
-  const std::string gguf = stories260k_gguf(), tok = test::model_path("tok512.bin");
+  const std::string gguf = test::stories260k_gguf(), tok = test::model_path("tok512.bin");
   const std::string warning =
       "pocketlm: warning: -z: using the tokenizer " + tok + "; " + gguf + "'s own tokenizer is ignored\n";
   const test::CommandResult r = test::run_pocketlm({"run", gguf, "-z", tok, "-n", "8", "-t", "0"});
