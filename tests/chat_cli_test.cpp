@@ -82,6 +82,7 @@ TEST(ChatCli, TooLongAMessageIsRefusedAndTheChatGoesOn) {
 
 // A 1 MiB line is refused from its length alone, before it is encoded.
 TEST(ChatCli, AMegabyteMessageIsRefusedBeforeEncoding) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   std::string longline;
   while (longline.size() < (1u << 20)) longline += "Once upon a time ";
   const std::string input = write_text("in.txt", longline + "\nShe smiled\n");

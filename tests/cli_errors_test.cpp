@@ -276,6 +276,7 @@ TEST(CliPromptError, LongerThanSeqLen) {
 // piece's bytes) is refused before it is encoded, and the message says so. 100 KB: a single
 // argument stays below Linux's 128 KiB limit.
 TEST(CliPromptError, FarLongerThanSeqLenIsRefusedBeforeEncoding) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   std::string prompt;
   while (prompt.size() < 100000) prompt += "Once upon a time, there was a little girl. ";
   for (const char* command : {"run", "bench"}) {

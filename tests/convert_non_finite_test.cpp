@@ -53,6 +53,7 @@ void expect_refused(const std::string& in, const std::string& message) {
 }
 
 TEST(ConvertNonFinite, NaNInAnF16Gguf) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const std::string f16 = stories260k_gguf("f16");
   const std::string in = patched(f16, offset_of(f16, TensorRole::kWq, 1) + 2 * 7, half(0x7E00));
   expect_refused(in, "tensor blk.1.attn_q.weight element 7 is NaN; convert refuses non-finite weights");
@@ -60,12 +61,14 @@ TEST(ConvertNonFinite, NaNInAnF16Gguf) {
 
 // An infinite Q8_0 block scale: the block's first element is named.
 TEST(ConvertNonFinite, InfiniteScaleInAQ8_0Gguf) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const std::string q8 = stories260k_gguf("q8_0");
   const std::string in = patched(q8, offset_of(q8, TensorRole::kWv, 0) + 34 * 3, half(0x7C00));
   expect_refused(in, "tensor blk.0.attn_v.weight element 96 is +inf; convert refuses non-finite weights");
 }
 
 TEST(ConvertNonFinite, InfinityInAnF32Checkpoint) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin");
   const std::string bin = model_path("stories260K.bin");
   const float inf = -std::numeric_limits<float>::infinity();
   std::vector<unsigned char> bytes(4);

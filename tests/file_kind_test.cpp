@@ -163,16 +163,16 @@ TEST(FileKind, CliPrintsOneLineAndExitsOne) {
 // Without -z and with no ./tokenizer.bin, every command that runs a model used to report
 // "tokenizer.bin: cannot open tokenizer file" for any bad model; the model is read first now.
 TEST(FileKind, EveryCommandDiagnosesTheModelBeforeLookingForATokenizer) {
-  if (shared_models_missing()) GTEST_SKIP() << "shared models are not available";
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin");
   if (test::file_exists("tokenizer.bin")) GTEST_SKIP() << "./tokenizer.bin exists";
   const std::string dir = test::temp_dir();
-  const std::string osk = dir + "/script.osk";
+  const std::string osk = dir + "/script.osk", text_file = dir + "/story.txt";
   test::write_file(osk, {'H', 0, 'i', 0, 0, 0});
+  test::write_file(text_file, text("Once upon a time there was a cat.\n"));
   // Every recogniser's case, and a truncated checkpoint.
   std::vector<std::pair<std::string, Bytes>> models = {{"truncated.bin", shared_file("stories260K.bin", 1000)}};
   for (const KindCase& c : kind_cases())
-    if (!c.shared || test::file_exists(test::model_path(c.shared))) models.push_back({c.name, c.bytes});
-  const std::string text_file = test::shared_dir() + "/data/tinystories-valid-sample.txt";
+    if (!c.shared || test::first_missing({std::string("models/") + c.shared}).empty()) models.push_back({c.name, c.bytes});
   for (const auto& [name, bytes] : models) {
     const std::string path = dir + "/" + name;
     test::write_file(path, bytes);

@@ -148,6 +148,7 @@ TEST(TokenizerCli, VocabMismatchWithModel) {
 // tok512.bin with record 300's score made NaN: run refuses it, and convert --to gguf does not
 // carry it into a GGUF (one line, exit 1, no output file).
 TEST(TokenizerCli, NaNScoreIsRefusedByRunAndConvert) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   Bytes bytes = test::read_file(test::model_path("tok512.bin"));
   std::size_t at = 4;
   for (int i = 0; i < 300; ++i) {
@@ -176,6 +177,7 @@ TEST(TokenizerCli, NaNScoreIsRefusedByRunAndConvert) {
 // -z given what is not a tokenizer.bin: the error says what the file is (it used to name a
 // record field of bytes that were never records, or a tokenizer "of 12 bytes").
 TEST(TokenizerCli, ZGivenAModelOrAPageSaysWhatTheFileIs) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const std::string model = test::model_path("stories260K.bin");
   const std::string dir = test::temp_dir(), page = dir + "/page.html", note = dir + "/note.txt";
   test::write_file(page, Bytes({'<', 'h', 't', 'm', 'l', '>', '\n'}));
@@ -200,6 +202,7 @@ TEST(TokenizerCli, ZGivenAModelOrAPageSaysWhatTheFileIs) {
 
 // -z replaces a GGUF's own tokenizer, as asked, with one warning line saying so.
 TEST(TokenizerCli, ZOverridesAGgufsOwnTokenizerWithOneWarning) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   const std::string gguf = test::stories260k_gguf(), tok = test::model_path("tok512.bin");
   const std::string warning =
       "pocketlm: warning: -z: using the tokenizer " + tok + "; " + gguf + "'s own tokenizer is ignored\n";

@@ -72,6 +72,9 @@ void expect_same(const Tokenizer& tok, const std::string& text, bool bos, bool e
   ASSERT_EQ(encode(tok, text, bos, eos), runc_encode(tok, text, bos, eos)) << what << ": \"" << text << "\"";
 }
 
+// Real text: a run of TinyStories validation stories (shared/ only; the tests needing it skip).
+constexpr const char* kSample = "data/tinystories-valid-sample.txt";
+
 std::string read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
@@ -79,7 +82,7 @@ std::string read_text(const std::string& path) {
 
 // The first `count` stories of the validation sample (split at <|endoftext|> lines).
 std::vector<std::string> sample_stories(std::size_t count) {
-  const std::string text = read_text(test::shared_dir() + "/data/tinystories-valid-sample.txt");
+  const std::string text = read_text(test::find_file(kSample));
   std::vector<std::string> out;
   std::size_t at = 0;
   while (out.size() < count && at < text.size()) {
@@ -114,6 +117,7 @@ std::string random_pieces(std::mt19937& rng, const Tokenizer& tok, std::size_t c
 }
 
 TEST(TokenizerMerge, MatchesRunCsLoopOnRealAndRandomText) {
+  POCKETLM_REQUIRE_FILES("models/tok512.bin", "models/tokenizer.bin", kSample);
   std::mt19937 rng(20240601);
   const auto stories = sample_stories(12);
   ASSERT_EQ(stories.size(), 12u);
@@ -166,7 +170,8 @@ TEST(TokenizerMerge, MatchesRunCsLoopOnVocabulariesOfTiedScores) {
 // 1 MiB of stories with random bytes mixed in: run.c's loop would take hours (about n^2 / 2
 // pair lookups), the heap a second or two. No timed assertion: ctest's timeout bounds it.
 TEST(TokenizerMerge, AMegabyteEncodesAndDecodesBack) {
-  const std::string sample = read_text(test::shared_dir() + "/data/tinystories-valid-sample.txt");
+  POCKETLM_REQUIRE_FILES("models/tok512.bin", "models/tokenizer.bin", kSample);
+  const std::string sample = read_text(test::find_file(kSample));
   ASSERT_FALSE(sample.empty());
   std::mt19937 rng(1);
   std::string text;
@@ -183,6 +188,7 @@ TEST(TokenizerMerge, AMegabyteEncodesAndDecodesBack) {
 
 // The lower bound the context checks use (Tokenizer::min_tokens) holds on real text.
 TEST(TokenizerMerge, MinTokensIsALowerBound) {
+  POCKETLM_REQUIRE_FILES("models/tok512.bin", "models/tokenizer.bin");
   std::mt19937 rng(3);
   for (const char* name : {"tok512.bin", "tokenizer.bin"}) {
     auto l = load_file(name, name[3] == '5' ? 512 : 32000);
