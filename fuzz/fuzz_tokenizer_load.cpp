@@ -13,9 +13,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!tok.ok()) return 0;
   const Tokenizer& t = tok.get();
   static const char kText[] = "Once upon a time, Zo\xC3\xAB saw a \xF0\x9F\x90\x89 and \xE6\x97\xA5.\n";
-  std::int32_t tokens[sizeof kText + 3];
+  std::int32_t tokens[(sizeof kText + 3) * Tokenizer::kEncodeWordsPerSlot];
   int n = 0;
-  if (t.encode(kText, std::strlen(kText), true, true, tokens, sizeof kText + 3, &n).ok()) {
+  if (t.encode(kText, std::strlen(kText), true, true, tokens, sizeof tokens / sizeof tokens[0], &n).ok()) {
     for (int i = 0; i < n; ++i)
       if (tokens[i] < 0 || tokens[i] >= vocab) std::abort();  // encode must stay in the vocabulary
   }

@@ -66,7 +66,7 @@ TEST_P(AllocCount, GenerateMakesNoHeapAllocations) {
   if (threads > 1) pool = std::make_unique<ThreadPool>(threads);
   options.parallel = pool.get();
   ASSERT_TRUE(session.open(model, tokenizer, options).ok());
-  std::vector<std::int32_t> prompt(64);
+  std::vector<std::int32_t> prompt(256);
   int n = 0;
   ASSERT_TRUE(session.encode("Once upon a time", 16, prompt.data(), prompt.size(), &n).ok());
 
@@ -107,7 +107,7 @@ TEST_P(AllocCount, ChatTurnsMakeNoHeapAllocations) {
   options.chat = true;
   options.seq_len = 64;
   ASSERT_TRUE(session.open(model, tokenizer, options).ok());
-  std::vector<std::int32_t> message(64);
+  std::vector<std::int32_t> message(256);
   int n = 0;
   ASSERT_TRUE(session.tokenizer().encode("Then the dog ran", 16, false, false, message.data(), message.size(), &n).ok());
   ASSERT_TRUE(session.chat_begin(SamplerParams{0.8f, 0.9f, 42}).ok());

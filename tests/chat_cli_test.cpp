@@ -80,6 +80,18 @@ TEST(ChatCli, TooLongAMessageIsRefusedAndTheChatGoesOn) {
   EXPECT_NE(r.err.find("turn 1: prefill"), std::string::npos) << r.err;
 }
 
+// A 1 MiB line is refused from its length alone, before it is encoded.
+TEST(ChatCli, AMegabyteMessageIsRefusedBeforeEncoding) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
+  std::string longline;
+  while (longline.size() < (1u << 20)) longline += "Once upon a time ";
+  const std::string input = write_text("in.txt", longline + "\nShe smiled\n");
+  const auto r = run_pocketlm_with_input({"chat", model(), "-z", tok512(), "-t", "0", "-n", "8"}, input);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("[message refused: it is at least "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("turn 1: prefill"), std::string::npos) << r.err;
+}
+
 TEST(ChatCli, RunModeChatReadsTheSystemPromptThenMessages) {
   POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   // run.c's chat(): without -y the first line is the system prompt; the template is llama2.

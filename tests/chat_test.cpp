@@ -25,7 +25,7 @@ struct ChatFixture {
     EXPECT_TRUE(st.ok()) << st.message();
   }
   std::vector<std::int32_t> encode(const std::string& text, bool bos) {
-    std::vector<std::int32_t> t(text.size() + 3);
+    std::vector<std::int32_t> t((text.size() + 3) * Tokenizer::kEncodeWordsPerSlot);
     int n = 0;
     EXPECT_TRUE(session.tokenizer().encode(text.c_str(), text.size(), bos, false, t.data(), t.size(), &n).ok());
     t.resize(static_cast<std::size_t>(n));

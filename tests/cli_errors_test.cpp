@@ -257,9 +257,10 @@ TEST(CliClampWarning, StepsAboveSeqLen) {
 
 // ---- A prompt longer than the context -------------------------------------------------------
 
+// Short enough in bytes to be encoded (34 bytes could be 6 tokens), then refused by its count.
 TEST(CliPromptError, LongerThanSeqLen) {
   POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
-  const std::string prompt = "Once upon a time, there was a little girl named Lily who loved to play outside.";
+  const std::string prompt = "Once upon a time, there was a girl";
   const std::string dir = temp_dir();
   const auto args = run_args({"--seq-len", "8", "-i", prompt, "--token-log", dir + "/tokens.txt"});
   const CommandResult r = run_pocketlm(args);
@@ -269,6 +270,20 @@ TEST(CliPromptError, LongerThanSeqLen) {
   std::smatch m;
   ASSERT_TRUE(std::regex_search(r.err, m, std::regex("encodes to ([0-9]+) tokens"))) << r.err;
   EXPECT_GT(std::stoi(m[1].str()), 8);
+}
+
+// A prompt whose byte length alone proves it cannot fit (every token spells at most the longest
+// piece's bytes) is refused before it is encoded, and the message says so. 100 KB: a single
+// argument stays below Linux's 128 KiB limit.
+TEST(CliPromptError, FarLongerThanSeqLenIsRefusedBeforeEncoding) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
+  std::string prompt;
+  while (prompt.size() < 100000) prompt += "Once upon a time, there was a little girl. ";
+  for (const char* command : {"run", "bench"}) {
+    const std::vector<std::string> args = {command, model(), "-z", tok512(), "-i", prompt};
+    expect_one_line_error(args, run_pocketlm(args), 1,
+                          {"-i", "prompt of " + std::to_string(prompt.size()) + " bytes", "at least", "512 (seq_len)"});
+  }
 }
 
 // ---- A header asking for more memory than any host has ----------------------------------------

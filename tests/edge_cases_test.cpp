@@ -26,7 +26,7 @@ int token_count(const char* text) {
   Stories260K f;
   Session s;
   EXPECT_TRUE(s.open(f.model, f.tokenizer, SessionOptions{}).ok());
-  std::vector<std::int32_t> ids(std::string(text).size() + 3);
+  std::vector<std::int32_t> ids((std::string(text).size() + 3) * Tokenizer::kEncodeWordsPerSlot);
   int n = 0;
   EXPECT_TRUE(s.encode(text, std::string(text).size(), ids.data(), ids.size(), &n).ok());
   return n;
@@ -43,7 +43,7 @@ TEST(EdgeCases, PromptOfExactlySeqLenTokensFitsAndOneMoreDoesNot) {
     options.seq_len = seq_len;
     Session s;
     ASSERT_TRUE(s.open(f.model, f.tokenizer, options).ok());
-    std::vector<std::int32_t> ids(64);
+    std::vector<std::int32_t> ids(512);
     int got = 0;
     const Status st = s.encode(text, std::string(text).size(), ids.data(), ids.size(), &got);
     if (seq_len == n) {

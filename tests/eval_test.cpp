@@ -64,7 +64,7 @@ double independent_nll(const std::string& story, std::uint64_t* tokens) {
   EXPECT_TRUE(tok.open(test::model_path("tok512.bin").c_str(), "tokenizer").ok());
   Session s;
   EXPECT_TRUE(s.open(model, tok, SessionOptions{}).ok());
-  std::vector<std::int32_t> ids(story.size() + 3);
+  std::vector<std::int32_t> ids((story.size() + 3) * Tokenizer::kEncodeWordsPerSlot);
   int n = 0;
   EXPECT_TRUE(s.tokenizer().encode(story.data(), story.size(), true, false, ids.data(), ids.size(), &n).ok());
   double nll = 0;

@@ -131,6 +131,12 @@ TEST(FileKind, ValidHeadersAreNeverDescribed) {
     const Bytes head = shared_file(name, kFileKindHeadBytes);
     EXPECT_FALSE(describe_foreign_file(head.data(), head.size(), head.size(), out, sizeof out)) << name << ": " << out;
   }
+  // Nor a real tokenizer given as -z.
+  for (const char* name : {"tok512.bin", "tokenizer.bin"}) {
+    const Bytes head = shared_file(name, kFileKindHeadBytes);
+    EXPECT_FALSE(describe_foreign_file(head.data(), head.size(), head.size(), out, sizeof out, ExpectedFile::kTokenizer))
+        << name << ": " << out;
+  }
 }
 
 TEST(FileKind, CliPrintsOneLineAndExitsOne) {
@@ -152,6 +158,35 @@ TEST(FileKind, CliPrintsOneLineAndExitsOne) {
   const test::CommandResult elf = test::run_pocketlm({"inspect", test::pocketlm_binary()});
   EXPECT_EQ(elf.exit_code, 1);
   EXPECT_NE(elf.err.find("this is an ELF program"), std::string::npos) << elf.err;
+}
+
+// Without -z and with no ./tokenizer.bin, every command that runs a model used to report
+// "tokenizer.bin: cannot open tokenizer file" for any bad model; the model is read first now.
+TEST(FileKind, EveryCommandDiagnosesTheModelBeforeLookingForATokenizer) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin");
+  if (test::file_exists("tokenizer.bin")) GTEST_SKIP() << "./tokenizer.bin exists";
+  const std::string dir = test::temp_dir();
+  const std::string osk = dir + "/script.osk", text_file = dir + "/story.txt";
+  test::write_file(osk, {'H', 0, 'i', 0, 0, 0});
+  test::write_file(text_file, text("Once upon a time there was a cat.\n"));
+  // Every recogniser's case, and a truncated checkpoint.
+  std::vector<std::pair<std::string, Bytes>> models = {{"truncated.bin", shared_file("stories260K.bin", 1000)}};
+  for (const KindCase& c : kind_cases())
+    if (!c.shared || test::first_missing({std::string("models/") + c.shared}).empty()) models.push_back({c.name, c.bytes});
+  for (const auto& [name, bytes] : models) {
+    const std::string path = dir + "/" + name;
+    test::write_file(path, bytes);
+    const std::string expected = "pocketlm: error: " + error_of(bytes).replace(0, 9, path) + "\n";  // "model.bin"
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"run", path}, {"plan", path}, {"bench", path}, {"eval", path, text_file},
+          {"chat", path}, {"console", path, "--osk", osk, "--png", dir + "/out.png"}}) {
+      SCOPED_TRACE(args[0] + " " + name);
+      const test::CommandResult r = test::run_pocketlm(args);
+      EXPECT_EQ(r.exit_code, 1);
+      EXPECT_EQ(r.err, expected);
+      EXPECT_TRUE(r.out.empty()) << r.out;
+    }
+  }
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <limits>
 #include <map>
 #include <random>
 #include <string>
@@ -46,6 +47,10 @@ struct TinyOptions {
   std::uint32_t matrix_type = kGgmlF32;
   std::string extra_tensor;  // an unknown tensor [1, 32] f32
   bool tokenizer = true;
+  float score4 = -2.0f;  // tokenizer.ggml.scores[4]
+  std::string output_norm = "output_norm.weight";  // its tensor name
+  std::string odd_norm;                             // a norm tensor written with norm_type
+  std::uint32_t norm_type = kGgmlF16;
 };
 
 // A llama model of dim 32, hidden 64, 2 layers, 2 heads (1 kv head), vocab 8, seq_len 8, and the
@@ -80,7 +85,7 @@ Tiny make_tiny(const TinyOptions& o = TinyOptions()) {
     tensors.push_back({b + "ffn_down.weight", 32, 64});
     tensors.push_back({b + "ffn_up.weight", 64, 32});
   }
-  tensors.push_back({"output_norm.weight", 1, 32});
+  tensors.push_back({o.output_norm, 1, 32});
   if (!o.extra_tensor.empty()) tensors.push_back({o.extra_tensor, 1, 32});
   const std::uint64_t kv = 9 + (o.block_count ? 1 : 0) + (o.duplicate_key ? 1 : 0) + (o.tokenizer ? 5 : 0);
   EXPECT_TRUE(w.begin(tensors.size(), kv).ok());
@@ -99,7 +104,7 @@ Tiny make_tiny(const TinyOptions& o = TinyOptions()) {
     EXPECT_TRUE(w.kv_array(key::kTokens, kString, 8).ok());
     t.tokens_count_at = static_cast<std::size_t>(w.bytes_written()) - 8;
     for (const char* p : kPieces) EXPECT_TRUE(w.array_string(p, std::strlen(p)).ok());
-    const float scores[8] = {0, 0, 0, -1, -2, -3, -4, -5};
+    const float scores[8] = {0, 0, 0, -1, o.score4, -3, -4, -5};
     EXPECT_TRUE(w.kv_array(key::kScores, kFloat32, 8).ok());
     EXPECT_TRUE(w.array_f32(scores, 8).ok());
     EXPECT_TRUE(w.kv_u32(key::kBosId, 1).ok());
@@ -109,7 +114,7 @@ Tiny make_tiny(const TinyOptions& o = TinyOptions()) {
   std::vector<std::uint64_t> sizes;
   for (const T& x : tensors) {
     std::uint64_t bytes = 0;
-    const std::uint32_t type = x.rows > 1 ? o.matrix_type : kGgmlF32;
+    const std::uint32_t type = x.rows > 1 ? o.matrix_type : x.name == o.odd_norm ? o.norm_type : kGgmlF32;
     EXPECT_TRUE(w.tensor_info(x.name.c_str(), x.rows, x.cols, type, &bytes).ok()) << x.name;
     t.type_at[x.name] = static_cast<std::size_t>(w.bytes_written()) - 12;
     sizes.push_back(bytes);
@@ -204,9 +209,9 @@ TEST(Gguf, SessionRunsItWithItsOwnTokenizer) {
     EXPECT_EQ(std::string(reinterpret_cast<const char*>(p.data), p.size), " a");
     EXPECT_EQ(std::string(reinterpret_cast<const char*>(session.tokenizer().piece(1).data), 5), "\n<s>\n");
     EXPECT_EQ(session.tokenizer().score(4), -2.0f);
-    std::int32_t tokens[16];
+    std::int32_t tokens[64];
     int n = 0;
-    ASSERT_TRUE(session.encode("a b", 3, tokens, 16, &n).ok());
+    ASSERT_TRUE(session.encode("a b", 3, tokens, 64, &n).ok());
     EXPECT_EQ(std::vector<std::int32_t>(tokens, tokens + n), (std::vector<std::int32_t>{1, 3, 4}));
     SamplerParams params;
     params.temperature = 0.0f;
@@ -227,6 +232,17 @@ TEST(Gguf, WithoutATokenizerTheSessionAsksForZ) {
   EXPECT_NE(std::string(st.message()).find("m.gguf: the model file carries no tokenizer; give one with -z"),
             std::string::npos)
       << st.message();
+}
+
+TEST(GgufBadInput, NaNScoreIsRefusedWhenTheTokenizerLoads) {
+  TinyOptions o;
+  o.score4 = std::numeric_limits<float>::quiet_NaN();
+  const Tiny t = make_tiny(o);
+  MemoryStorage model(t.bytes.data(), t.bytes.size(), "m.gguf");
+  Session session;
+  const Status st = session.open(model, nullptr, SessionOptions{});
+  ASSERT_FALSE(st.ok());
+  EXPECT_STREQ(st.message(), "m.gguf: tokenizer.ggml.scores of token 4 is NaN (bits 0x7FC00000): merge scores must be numbers");
 }
 
 TEST(GgufBadInput, TruncatedAnywhere) {
@@ -312,6 +328,48 @@ TEST(GgufBadInput, TypesAndNames) {
   o = TinyOptions();
   o.duplicate_key = true;
   EXPECT_ERROR(make_tiny(o).bytes, "m.gguf: GGUF key llama.embedding_length appears twice");
+}
+
+// Norm weights must be F32: the error names the file, the GGUF tensor, the type found and F32.
+TEST(GgufBadInput, NormWeightsThatAreNotF32) {
+  for (const char* norm : {"output_norm.weight", "blk.0.attn_norm.weight", "blk.1.ffn_norm.weight"}) {
+    for (std::uint32_t type : {kGgmlF16, kGgmlQ8_0, kGgmlQ4_0}) {
+      TinyOptions o;
+      o.odd_norm = norm;
+      o.norm_type = type;
+      const std::string expected =
+          std::string("m.gguf: GGUF tensor ") + norm + " has type " + ggml_type_name(type) + "; norm weights must be F32";
+      EXPECT_ERROR(make_tiny(o).bytes, expected.c_str());
+    }
+  }
+  // Through the binary (the session used to say only "tensor rms_final: norm weights must be f32").
+  TinyOptions o;
+  o.odd_norm = "output_norm.weight";
+  const std::string path = test::temp_dir() + "/f16-norm.gguf";
+  test::write_file(path, make_tiny(o).bytes);
+  const test::CommandResult r = test::run_pocketlm({"run", path});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "pocketlm: error: " + path + ": GGUF tensor output_norm.weight has type F16; norm weights must be F32\n");
+}
+
+// "output_norm.weight\0Z" was cut at the NUL and read as output_norm.weight.
+TEST(GgufBadInput, NulInsideATensorNameOrAStringValue) {
+  TinyOptions o;
+  o.output_norm = "output_norm.weightZZ";
+  const Tiny t = make_tiny(o);
+  auto b = t.bytes;
+  const std::size_t name_at = t.type_at.at(o.output_norm) - 4 - 8 - o.output_norm.size();  // n_dims, 1 dim (a norm)
+  ASSERT_EQ(b[name_at + 18], 'Z');
+  b[name_at + 18] = 0;
+  EXPECT_ERROR(b, "m.gguf: GGUF tensor 19 name 'output_norm.weight' has a NUL byte at byte 18 of its 20");
+  // The same for a string value: "llama\0" was read as llama.
+  o = TinyOptions();
+  o.arch = "llamaZ";
+  b = make_tiny(o).bytes;
+  const std::size_t value_at = t.first_key_at + 8 + std::strlen(key::kArchitecture) + 4 + 8;  // key, type, length
+  ASSERT_EQ(b[value_at + 5], 'Z');
+  b[value_at + 5] = 0;
+  EXPECT_ERROR(b, "m.gguf: GGUF general.architecture 'llama' has a NUL byte at byte 5 of its 6");
 }
 
 // Through the binary: one line on stderr, nothing on stdout, exit code 1.

@@ -149,14 +149,14 @@ TEST(ModelConfig, TheTokenizerUsesTheModelsSpecialIds) {
   void* chunk = nullptr;
   ASSERT_TRUE(arena.allocate(4096, "chunk", &chunk).ok());
   ASSERT_TRUE(tok.load(f, static_cast<unsigned char*>(chunk), 4096).ok());
-  std::int32_t ids[8];
+  std::int32_t ids[32];
   int n = 0;
-  ASSERT_TRUE(tok.encode("", 0, true, true, ids, 8, &n).ok());
+  ASSERT_TRUE(tok.encode("", 0, true, true, ids, 32, &n).ok());
   ASSERT_EQ(n, 2);
   EXPECT_EQ(ids[0], 1);
   EXPECT_EQ(ids[1], 2);
   tok.set_special_tokens(7, 9);
-  ASSERT_TRUE(tok.encode("", 0, true, true, ids, 8, &n).ok());
+  ASSERT_TRUE(tok.encode("", 0, true, true, ids, 32, &n).ok());
   ASSERT_EQ(n, 2);
   EXPECT_EQ(ids[0], 7);
   EXPECT_EQ(ids[1], 9);

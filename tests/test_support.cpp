@@ -7,6 +7,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <gtest/gtest.h>
+
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -277,6 +279,14 @@ std::string sha256_of(const std::string& path) {
   if (std::fgets(buf, sizeof buf, p)) hex = std::string(buf).substr(0, 64);
   ::pclose(p);
   return hex;
+}
+
+std::string stories260k_gguf(const std::string& type) {
+  const std::string out = temp_dir() + "/s260k_" + type + ".gguf";
+  const CommandResult r = run_pocketlm({"convert", model_path("stories260K.bin"), "--to", "gguf", "--type", type, "-z",
+                                        model_path("tok512.bin"), "-o", out});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return out;
 }
 
 void put_i32(std::vector<unsigned char>& out, std::int32_t v) {

@@ -69,6 +69,10 @@ std::vector<std::string> directory_entries(const std::string& dir);
 // Hex SHA-256 of a file (via sha256sum, part of coreutils).
 std::string sha256_of(const std::string& path);
 
+// stories260K.bin converted by `pocketlm convert --to gguf --type TYPE -z tok512.bin` into a
+// fresh temporary directory; a failed conversion is a test failure.
+std::string stories260k_gguf(const std::string& type = "f32");
+
 // Little-endian append helpers for building checkpoints and tokenizers in tests.
 void put_i32(std::vector<unsigned char>& out, std::int32_t v);
 void put_f32(std::vector<unsigned char>& out, float v);

@@ -58,7 +58,7 @@ TEST_P(ThreadsTest, GreedyTokensMatchTheGoldenRun) {
   EXPECT_EQ(session.threads(), threads);
   const std::vector<int> expected = test::golden_next_tokens(c.name);
   ASSERT_FALSE(expected.empty());
-  std::vector<std::int32_t> prompt(64);
+  std::vector<std::int32_t> prompt(256);
   int n = 0;
   const char* text = "Once upon a time";
   ASSERT_TRUE(session.encode(text, 16, prompt.data(), prompt.size(), &n).ok());

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -41,6 +43,18 @@ Bytes tokenizer_bytes(std::int32_t max_token_length, const std::vector<Record>& 
 
 // Five well-formed records, the longest 4 bytes.
 std::vector<Record> five() { return {rec("<unk>"), rec("<s>"), rec("</s>"), rec("a"), rec("ab")}; }
+
+// tokenizer_bytes() with the score of each record in `which` replaced by `score`.
+Bytes with_score(std::int32_t max_token_length, const std::vector<Record>& records, const std::vector<int>& which,
+                 float score) {
+  Bytes out = tokenizer_bytes(max_token_length, records);
+  std::size_t at = 4;
+  for (int i = 0; i < static_cast<int>(records.size()); ++i) {
+    if (std::find(which.begin(), which.end(), i) != which.end()) std::memcpy(out.data() + at, &score, 4);
+    at += 8 + records[i].piece.size();
+  }
+  return out;
+}
 
 // Sizes the tables from the file, carves them into an owned arena and loads the file through
 // a 7-byte chunk buffer (so every record straddles chunk boundaries).
@@ -88,6 +102,11 @@ std::vector<BadCase> bad_cases() {
       {"MaxTokenLengthNegative", tokenizer_bytes(-7, five()), 5, {"max_token_length = -7", "must be positive"}},
       {"MoreRecordsThanVocab", tokenizer_bytes(5, trailing), 5, {"9 bytes after record 4", "vocab_size = 5"}},
       {"OneTrailingByte", one_extra_byte, 5, {"1 bytes after record 4", "vocab_size = 5"}},
+      // run.c would never merge into a NaN-scored piece: a corrupt file, not a vocabulary.
+      {"NaNScore", with_score(5, five(), {3}, std::numeric_limits<float>::quiet_NaN()), 5,
+       {"tokenizer.bin score of token 3 is NaN (bits 0x7FC00000)"}},
+      {"EveryScoreNaN", with_score(5, five(), {0, 1, 2, 3, 4}, -std::numeric_limits<float>::quiet_NaN()), 5,
+       {"tokenizer.bin score of token 0 is NaN (bits 0xFFC00000)"}},
   };
 }
 
@@ -124,6 +143,79 @@ TEST(TokenizerCli, VocabMismatchWithModel) {
   EXPECT_NE(r.err.find("vocab_size = 512"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("after record 511"), std::string::npos) << r.err;
   EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+// tok512.bin with record 300's score made NaN: run refuses it, and convert --to gguf does not
+// carry it into a GGUF (one line, exit 1, no output file).
+TEST(TokenizerCli, NaNScoreIsRefusedByRunAndConvert) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
+  Bytes bytes = test::read_file(test::model_path("tok512.bin"));
+  std::size_t at = 4;
+  for (int i = 0; i < 300; ++i) {
+    std::int32_t len = 0;
+    std::memcpy(&len, bytes.data() + at + 4, 4);
+    at += 8 + static_cast<std::size_t>(len);
+  }
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::memcpy(bytes.data() + at, &nan, 4);
+  const std::string dir = test::temp_dir();
+  const std::string tok = dir + "/nan.bin", out = dir + "/out.gguf";
+  test::write_file(tok, bytes);
+  const std::string model = test::model_path("stories260K.bin");
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"run", model, "-z", tok, "-n", "4"},
+        std::vector<std::string>{"convert", model, "--to", "gguf", "-z", tok, "-o", out}}) {
+    const test::CommandResult r = test::run_pocketlm(args);
+    EXPECT_EQ(r.exit_code, 1) << args[0];
+    EXPECT_EQ(r.err, "pocketlm: error: " + tok + ": tokenizer.bin score of token 300 is NaN (bits 0x7FC00000): merge "
+                     "scores must be numbers\n");
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+  EXPECT_FALSE(test::file_exists(out));
+}
+
+// -z given what is not a tokenizer.bin: the error says what the file is (it used to name a
+// record field of bytes that were never records, or a tokenizer "of 12 bytes").
+TEST(TokenizerCli, ZGivenAModelOrAPageSaysWhatTheFileIs) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
+  const std::string model = test::model_path("stories260K.bin");
+  const std::string dir = test::temp_dir(), page = dir + "/page.html", note = dir + "/note.txt";
+  test::write_file(page, Bytes({'<', 'h', 't', 'm', 'l', '>', '\n'}));
+  test::write_file(note, Bytes({'4', '0', '4', '\n'}));
+  const std::string gguf = test::stories260k_gguf();
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {gguf, "this is a GGUF v3 model file, not a llama2.c tokenizer.bin (a GGUF model carries its own tokenizer: drop -z)"},
+      {model, "this is a llama2.c checkpoint, not a tokenizer.bin: give it as the model and the tokenizer.bin with -z"},
+      {page, "this is an HTML page, not a tokenizer: the download saved a web page"},
+      {note, "this is a text file ('404'), not a tokenizer"},
+  };
+  for (const auto& [z, message] : cases) {
+    for (const char* command : {"run", "plan"}) {
+      const test::CommandResult r = test::run_pocketlm({command, model, "-z", z});
+      SCOPED_TRACE(std::string(command) + " -z " + z);
+      EXPECT_EQ(r.exit_code, 1);
+      EXPECT_EQ(r.err.rfind("pocketlm: error: " + z + ": " + message, 0), 0u) << r.err;
+      EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    }
+  }
+}
+
+// -z replaces a GGUF's own tokenizer, as asked, with one warning line saying so.
+TEST(TokenizerCli, ZOverridesAGgufsOwnTokenizerWithOneWarning) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
+  const std::string gguf = test::stories260k_gguf(), tok = test::model_path("tok512.bin");
+  const std::string warning =
+      "pocketlm: warning: -z: using the tokenizer " + tok + "; " + gguf + "'s own tokenizer is ignored\n";
+  const test::CommandResult r = test::run_pocketlm({"run", gguf, "-z", tok, "-n", "8", "-t", "0"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(r.out.empty());
+  EXPECT_EQ(r.err.rfind(warning, 0), 0u) << r.err;
+  EXPECT_EQ(r.err.find("warning", warning.size()), std::string::npos) << r.err;
+  // Without -z: its own, no warning.
+  const test::CommandResult own = test::run_pocketlm({"run", gguf, "-n", "8", "-t", "0"});
+  EXPECT_EQ(own.exit_code, 0) << own.err;
+  EXPECT_EQ(own.err.find("warning"), std::string::npos) << own.err;
+  EXPECT_EQ(own.out, r.out);  // the same vocabulary either way
 }
 
 }  // namespace

@@ -13,71 +13,18 @@
 #include "pocketlm/io/memory_storage.h"
 #include "pocketlm/text/tokenizer.h"
 #include "test_support.h"
+#include "tokenizer_support.h"
 
 namespace pocketlm {
 namespace {
 
+using test::decode;
+using test::encode;
+using test::load;
+using test::load_file;
+using test::make_tokenizer;
 using test::put_f32;
 using test::put_i32;
-
-// A tokenizer loaded into its own arena.
-struct Loaded {
-  Arena arena;
-  Tokenizer tok;
-  Status status;
-};
-
-std::unique_ptr<Loaded> load(Storage& storage, std::int32_t vocab) {
-  auto l = std::make_unique<Loaded>();
-  std::uint64_t piece_bytes = 0;
-  l->status = Tokenizer::piece_bytes(storage, vocab, &piece_bytes);
-  if (!l->status.ok()) return l;
-  EXPECT_TRUE(l->arena.init_owned(piece_bytes + 64 * static_cast<std::uint64_t>(vocab) + 4096).ok());
-  l->status = l->tok.carve(vocab, piece_bytes, l->arena);
-  if (!l->status.ok()) return l;
-  unsigned char chunk[100];  // small on purpose: records straddle chunk boundaries
-  l->status = l->tok.load(storage, chunk, sizeof chunk);
-  return l;
-}
-
-std::unique_ptr<Loaded> load_file(const std::string& name, std::int32_t vocab) {
-  FileStorage f;
-  EXPECT_TRUE(f.open(test::model_path(name).c_str(), "tokenizer").ok());
-  auto l = load(f, vocab);
-  EXPECT_TRUE(l->status.ok()) << l->status.message();
-  return l;
-}
-
-std::vector<int> encode(const Tokenizer& tok, const std::string& text, bool bos = true, bool eos = false) {
-  std::vector<std::int32_t> ids(text.size() + 3);
-  int n = 0;
-  EXPECT_TRUE(tok.encode(text.c_str(), text.size(), bos, eos, ids.data(), ids.size(), &n).ok());
-  return std::vector<int>(ids.begin(), ids.begin() + n);
-}
-
-std::string decode(const Tokenizer& tok, int prev, int id) {
-  const Piece p = tok.decode(prev, id);
-  return std::string(reinterpret_cast<const char*>(p.data), p.size);
-}
-
-// Tokenizer bytes from (piece, score) pairs; ids 0..258 are <unk>, <s>, </s>, <0x00>..<0xFF>.
-std::vector<unsigned char> make_tokenizer(const std::vector<std::pair<std::string, float>>& extra) {
-  std::vector<std::pair<std::string, float>> v = {{"<unk>", 0}, {"<s>", 0}, {"</s>", 0}};
-  for (int b = 0; b < 256; ++b) {
-    char buf[8];
-    std::snprintf(buf, sizeof buf, "<0x%02X>", b);
-    v.push_back({buf, 0});
-  }
-  v.insert(v.end(), extra.begin(), extra.end());
-  std::vector<unsigned char> out;
-  put_i32(out, 8);
-  for (auto& [piece, score] : v) {
-    put_f32(out, score);
-    put_i32(out, static_cast<std::int32_t>(piece.size()));
-    out.insert(out.end(), piece.begin(), piece.end());
-  }
-  return out;
-}
 
 TEST(Tokenizer, MatchesEveryGoldenPromptEncoding) {
   POCKETLM_REQUIRE_FILES("models/tok512.bin", "models/tokenizer.bin");
@@ -177,12 +124,12 @@ TEST(Tokenizer, VocabularyWithoutByteTokensRejectsUnknownBytes) {
   ASSERT_TRUE(l->status.ok()) << l->status.message();
   EXPECT_EQ(encode(l->tok, "ab a", false, false), (std::vector<int>{3, 2, 3, 0}));  // " ", "ab", " ", "a"
   const std::string text = "Once";
-  std::int32_t ids[8];
+  std::int32_t ids[64];
   int n = 0;
-  const Status st = l->tok.encode(text.c_str(), text.size(), false, false, ids, 8, &n);
+  const Status st = l->tok.encode(text.c_str(), text.size(), false, false, ids, 64, &n);
   EXPECT_EQ(st.code(), StatusCode::kBadFormat);
   EXPECT_NE(std::string(st.message()).find("byte 0x4F at offset 0"), std::string::npos) << st.message();
-  EXPECT_TRUE(l->tok.encode("a", 1, true, true, ids, 8, &n).ok());  // BOS 1 and EOS 2 exist
+  EXPECT_TRUE(l->tok.encode("a", 1, true, true, ids, 64, &n).ok());  // BOS 1 and EOS 2 exist
 }
 
 TEST(Tokenizer, VocabularyWithoutBosOrEosRejectsThem) {
@@ -196,10 +143,10 @@ TEST(Tokenizer, VocabularyWithoutBosOrEosRejectsThem) {
   MemoryStorage s(bytes.data(), bytes.size(), "two.bin");
   auto l = load(s, 2);
   ASSERT_TRUE(l->status.ok()) << l->status.message();
-  std::int32_t ids[8];
+  std::int32_t ids[64];
   int n = 0;
-  EXPECT_TRUE(l->tok.encode("ab", 2, true, false, ids, 8, &n).ok());  // BOS = 1 exists
-  const Status st = l->tok.encode("ab", 2, false, true, ids, 8, &n);
+  EXPECT_TRUE(l->tok.encode("ab", 2, true, false, ids, 64, &n).ok());  // BOS = 1 exists
+  const Status st = l->tok.encode("ab", 2, false, true, ids, 64, &n);
   EXPECT_EQ(st.code(), StatusCode::kBadFormat);
   EXPECT_NE(std::string(st.message()).find("no EOS token"), std::string::npos) << st.message();
 }

@@ -44,20 +44,27 @@ Status ChatDriver::turn(const std::string& user, ChatTurnResult* result) {
   *result = ChatTurnResult();
   const std::string text = render_chat_message(template_, system_, user, sent_);
   const bool bos = template_ == ChatTemplate::kLlama2 || sent_ == 0;
-  std::vector<std::int32_t> tokens(text.size() + 3);
-  int n = 0;
-  POCKETLM_TRY(session_.tokenizer().encode(text.c_str(), text.size(), bos, /*eos=*/false, tokens.data(), tokens.size(),
-                                           &n));
+  const Tokenizer& tokenizer = session_.tokenizer();
   const int capacity = session_.chat_message_capacity();
-  if (n == 0 || n > capacity) {
+  auto refuse = [&](const std::string& notice) {
     result->refused = true;
-    if (on_notice)
-      on_notice(n == 0 ? std::string("[empty message: not sent]")
-                       : "[message refused: it is " + counted(n, "token") + " but at most " +
-                             std::to_string(capacity) + " fit in the context of " + counted(session_.seq_len(), "token") +
-                             "; not sent]");
+    if (on_notice) on_notice(notice);
     return Status();
-  }
+  };
+  auto too_long = [&](const std::string& tokens) {
+    return refuse("[message refused: it is " + tokens + " but at most " + std::to_string(capacity) +
+                  " fit in the context of " + counted(session_.seq_len(), "token") + "; not sent]");
+  };
+  // A message whose length alone proves it cannot fit is refused before it is encoded.
+  const std::uint64_t at_least = (bos ? 1 : 0) + tokenizer.min_tokens(text.size());
+  if (at_least > static_cast<std::uint64_t>(capacity)) return too_long("at least " + counted(at_least, "token"));
+  std::size_t entries = 0;
+  POCKETLM_TRY(Tokenizer::encode_capacity(text.size(), &entries));
+  std::vector<std::int32_t> tokens(entries);
+  int n = 0;
+  POCKETLM_TRY(tokenizer.encode(text.c_str(), text.size(), bos, /*eos=*/false, tokens.data(), tokens.size(), &n));
+  if (n == 0) return refuse("[empty message: not sent]");
+  if (n > capacity) return too_long(counted(n, "token"));
   const ChatRoom room = session_.chat_room(n, max_reply_);
   if (room.context_full && on_notice)
     on_notice("[context full: dropping the " + std::to_string(room.dropped_tokens) + " oldest token" +

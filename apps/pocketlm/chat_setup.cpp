@@ -42,8 +42,8 @@ Status start_chat(const std::string& model, const SessionFlags& flags, const Cha
   POCKETLM_TRY(parse_session_flags(flags, &options, &ctx->host));
   POCKETLM_TRY(ctx->model.open(model.c_str(), "model"));
   Storage* tokenizer = nullptr;
-  std::string label;
-  POCKETLM_TRY(open_tokenizer(flags.tokenizer, model, &ctx->tokenizer, &tokenizer, &label));
+  std::string label, tokenizer_warning;
+  POCKETLM_TRY(open_tokenizer(flags.tokenizer, ctx->model, &ctx->tokenizer, &tokenizer, &label, &tokenizer_warning));
   options.chat = true;
   const Status st = ctx->session.open(ctx->model, tokenizer, options);
   if (!st.ok()) {
@@ -51,6 +51,7 @@ Status start_chat(const std::string& model, const SessionFlags& flags, const Cha
       print_plan(ctx->session.plan(), stderr);
     return st;
   }
+  if (!tokenizer_warning.empty()) warn(tokenizer_warning);
   for (const std::string& w : setup.warnings) warn(w);
   return ctx->session.chat_begin(setup.params);
 }

@@ -1,6 +1,7 @@
 #include "cli_common.h"
 
 #include "pocketlm/base/byte_size.h"
+#include "pocketlm/format/model_reader.h"
 #include "ports/posix/clock.h"
 
 #include <cerrno>
@@ -162,16 +163,15 @@ std::string kernel_choices() {
   return choices;
 }
 
-Status open_tokenizer(const std::string& flag_value, const std::string& model_path, FileStorage* storage,
-                      Storage** use, std::string* label) {
+Status open_tokenizer(const std::string& flag_value, Storage& model, FileStorage* storage, Storage** use,
+                      std::string* label, std::string* warning) {
+  // The model first: a web page, an LFS pointer or a PyTorch file given as the model is named
+  // as such (format/file_kind.h) before a missing ./tokenizer.bin could hide it.
+  ModelSpec spec;
+  POCKETLM_TRY(read_model_spec(model, &spec));
   std::string path = flag_value;
   if (path.empty()) {
-    // A GGUF model may carry its tokenizer: look at the magic only (the session reads the rest).
-    char magic[4] = {};
-    std::FILE* f = std::fopen(model_path.c_str(), "rb");
-    const bool gguf = f && std::fread(magic, 1, 4, f) == 4 && std::memcmp(magic, "GGUF", 4) == 0;
-    if (f) std::fclose(f);
-    if (gguf) {
+    if (spec.format == ModelFormat::kGguf) {  // its own tokenizer (the session says if it has none)
       *use = nullptr;
       *label = "(the model's own)";
       return Status();
@@ -179,6 +179,10 @@ Status open_tokenizer(const std::string& flag_value, const std::string& model_pa
     path = "tokenizer.bin";  // run.c's default
   }
   POCKETLM_TRY(storage->open(path.c_str(), "tokenizer"));
+  // -z wins, as asked; say so, since the model's own vocabulary is the one it was trained with.
+  warning->clear();
+  if (spec.tokenizer.present)
+    *warning = "-z: using the tokenizer " + path + "; " + model.name() + "'s own tokenizer is ignored";
   *use = storage;
   *label = path;
   return Status();

@@ -68,11 +68,14 @@ Status parse_backend_flags(const std::string& kernels, const std::string& thread
 // "reference|tiled4|avx2": every backend compiled in, for --help.
 std::string kernel_choices();
 
-// -z for run, plan, bench and eval: the file given; else, for a GGUF model, the tokenizer it
-// carries (*use = nullptr); else run.c's default tokenizer.bin. Opens `storage` when a file is
-// used. *label is what the summary lines print.
-Status open_tokenizer(const std::string& flag_value, const std::string& model_path, FileStorage* storage,
-                      Storage** use, std::string* label);
+// -z for run, plan, bench, eval, chat and console: the file given; else, for a GGUF model, the
+// tokenizer it carries (*use = nullptr); else run.c's default tokenizer.bin. Reads the model's
+// header first, so that a bad model file is diagnosed before any tokenizer is looked for.
+// Opens `storage` when a file is used. *label is what the summary lines print; *warning (else
+// empty) says that -z replaces the model's own tokenizer, for warn() once the session opened
+// (so that an error stays the only line).
+Status open_tokenizer(const std::string& flag_value, Storage& model, FileStorage* storage, Storage** use,
+                      std::string* label, std::string* warning);
 inline constexpr const char* kTokenizerHelp =
     "tokenizer.bin path (default: the model's own tokenizer for a GGUF model, else tokenizer.bin)";
 

@@ -143,9 +143,9 @@ int run_bench(const BenchOptions& o) {
 
   FileStorage model, tokenizer_file;
   Storage* tokenizer = nullptr;
-  std::string tokenizer_label;
+  std::string tokenizer_label, tokenizer_warning;
   st = model.open(o.model.c_str(), "model");
-  if (st.ok()) st = open_tokenizer(o.tokenizer, o.model, &tokenizer_file, &tokenizer, &tokenizer_label);
+  if (st.ok()) st = open_tokenizer(o.tokenizer, model, &tokenizer_file, &tokenizer, &tokenizer_label, &tokenizer_warning);
   if (!st.ok()) return fail(st);
   Session session;
   st = session.open(model, tokenizer, options);
@@ -157,7 +157,10 @@ int run_bench(const BenchOptions& o) {
 
   // 0 means seq_len, as for run.
   const int n_steps = steps == 0 ? session.seq_len() : static_cast<int>(std::min<long long>(steps, session.seq_len()));
-  std::vector<std::int32_t> prompt(o.prompt.size() + 3);
+  std::size_t entries = 0;
+  st = session.prompt_capacity(o.prompt.size(), &entries);
+  if (!st.ok()) return fail(st);
+  std::vector<std::int32_t> prompt(entries);
   int n_prompt = 0;
   st = session.encode(o.prompt.c_str(), o.prompt.size(), prompt.data(), prompt.size(), &n_prompt);
   if (!st.ok()) return fail(st);
@@ -174,6 +177,7 @@ int run_bench(const BenchOptions& o) {
     for (std::size_t i = 1; i < prompt.size(); ++i) prompt[i] = text[(i - 1) % text.size()];
     n_prompt = static_cast<int>(prompt_tokens);
   }
+  if (!tokenizer_warning.empty()) warn(tokenizer_warning);
 
   Timing t, ts;  // greedy repeats, sampled repeats
   for (Timing* timing : {&t, &ts}) {

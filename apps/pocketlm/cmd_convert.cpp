@@ -1,8 +1,9 @@
 // `pocketlm convert IN --to gguf --type T`: see gguf_convert.cpp.
 // `pocketlm convert IN --to q80`: an fp32 llama2.c checkpoint (v0 or v1) to v2 q80, byte for
 // byte what llama2.c's export.py writes (shared/spec/synthetic-models.md, llama2c-compat.md),
-// except that the group size also divides hidden_dim and all-zero groups get scale 0.
-// Streams: one chunk of one tensor is in memory at a time, plus that tensor's scales, which
+// except that the group size also divides hidden_dim and all-zero groups get scale 0. A GGUF
+// input (any type pocketlm reads) is dequantized to f32 first, tensor by tensor.
+// Streams: a few rows of one tensor are in memory at a time, plus that tensor's scales, which
 // the format stores after all of its int8 values.
 #include <CLI/CLI.hpp>
 #include <bit>
@@ -16,6 +17,7 @@
 #include "gguf_convert.h"
 #include "output_file.h"
 #include "progress_bar.h"
+#include "tensor_rows.h"
 #include "pocketlm/format/llama2c_reader.h"
 #include "pocketlm/format/model_reader.h"
 #include "ports/posix/file_storage.h"
@@ -27,7 +29,7 @@ static_assert(std::endian::native == std::endian::little, "checkpoints are littl
 
 void add_convert_command(CLI::App& app, ConvertOptions& o) {
   CLI::App* cmd = app.add_subcommand(
-      "convert", "convert a model: llama2.c fp32 (v0/v1) to v2 q80, or any model pocketlm reads to GGUF v3");
+      "convert", "convert a model: llama2.c fp32 (v0/v1) or GGUF to v2 q80, or any model pocketlm reads to GGUF v3");
   cmd->add_option("input", o.input, "model: llama2.c .bin (v0/v1; for gguf also v2) or GGUF")->required()->type_name("FILE");
   cmd->add_option("--to", o.to, "target format")->required()->type_name("q80|gguf");
   cmd->add_option("--type", o.type, "gguf: type of every matrix (default f32; norms stay f32)")
@@ -45,7 +47,6 @@ void add_convert_command(CLI::App& app, ConvertOptions& o) {
 namespace {
 
 using K = TensorRole;
-constexpr std::size_t kChunkValues = 64 * 1024;  // floats read per call: 256 KiB
 
 // The group size: --group-size if given, else export.py's rule extended to hidden_dim.
 Status choose_group_size(const ConvertOptions& o, const ModelConfig& c, std::int32_t* gs) {
@@ -64,6 +65,23 @@ Status choose_group_size(const ConvertOptions& o, const ModelConfig& c, std::int
   return Status();
 }
 
+// A v2 header has no eps, RoPE base or special ids: run.c's constants are implied, so a GGUF
+// input with others cannot be written without changing the model.
+Status check_runc_constants(const char* name, const ModelConfig& c) {
+  const ModelConfig runc;
+  if (c.rms_eps != runc.rms_eps || c.rope_theta != runc.rope_theta)
+    return Status::error(StatusCode::kInvalidArgument,
+                         "%s: rms_eps = %f and rope_theta = %f cannot be kept in llama2.c v2, which implies run.c's "
+                         "1e-5 and 10000 (convert --to gguf keeps them)",
+                         name, static_cast<double>(c.rms_eps), static_cast<double>(c.rope_theta));
+  if (c.bos_id != runc.bos_id || c.eos_id != runc.eos_id)
+    return Status::error(StatusCode::kInvalidArgument,
+                         "%s: bos_id = %d and eos_id = %d cannot be kept in llama2.c v2, which implies run.c's 1 and 2 "
+                         "(convert --to gguf keeps them)",
+                         name, c.bos_id, c.eos_id);
+  return Status();
+}
+
 Status write_header(const ModelSpec& spec, std::int32_t gs, OutputFile& out) {
   unsigned char h[kLlama2cHeaderBytes] = {};
   const ModelConfig& c = spec.config;
@@ -76,25 +94,18 @@ Status write_header(const ModelSpec& spec, std::int32_t gs, OutputFile& out) {
   return out.write(h, sizeof h);
 }
 
+// Tensors read as f32 whatever the input stores (TensorRows dequantizes f16, q8_0, q4_0 and
+// q80 by their type), a few whole rows at a time; gs_ divides every row (dim, hidden_dim).
 class Converter {
  public:
-  Converter(FileStorage& in, OutputFile& out, std::int32_t gs, ProgressBar& bar)
-      : in_(in), out_(out), gs_(static_cast<std::uint64_t>(gs)), bar_(bar) {
-    // A chunk holds whole groups (at least one).
-    const std::uint64_t groups = kChunkValues / gs_ ? kChunkValues / gs_ : 1;
-    values_.resize(static_cast<std::size_t>(groups * gs_));
-    q_.resize(values_.size());
-  }
+  Converter(FileStorage& in, const ModelSpec& spec, OutputFile& out, std::int32_t gs, ProgressBar& bar)
+      : rows_(in, spec), in_(in), out_(out), gs_(static_cast<std::uint64_t>(gs)), bar_(bar) {}
 
   // An fp32 vector, copied as is.
   Status copy(const TensorInfo& t) {
-    for (std::uint64_t done = 0; done < t.numel();) {
-      const std::size_t n = next_chunk(t.numel() - done);
-      POCKETLM_TRY(read(t.offset + done * 4, n));
-      POCKETLM_TRY(out_.write(values_.data(), n * sizeof(float)));
-      done += n;
-    }
-    return Status();
+    return for_rows(t, [&](const float* values, std::size_t n, std::uint64_t) {
+      return out_.write(values, n * sizeof(float));
+    });
   }
 
   // A matrix: its int8 values chunk by chunk, then all of its scales.
@@ -106,31 +117,36 @@ class Converter {
       return Status::error(StatusCode::kOutOfMemory, "%s: tensor %s needs %llu scales, more than this machine can hold",
                            in_.name(), role_name(t.role), static_cast<unsigned long long>(n_scales));
     scales_.resize(static_cast<std::size_t>(n_scales));
-    for (std::uint64_t done = 0; done < t.numel();) {
-      const std::size_t n = next_chunk(t.numel() - done);  // a multiple of gs_: gs_ divides numel
-      POCKETLM_TRY(read(t.offset + done * 4, n));
-      quantize_q80_weights(values_.data(), n, static_cast<int>(gs_), q_.data(), scales_.data() + done / gs_);
-      POCKETLM_TRY(out_.write(q_.data(), n));
-      done += n;
-    }
+    POCKETLM_TRY(for_rows(t, [&](const float* values, std::size_t n, std::uint64_t done) {
+      q_.resize(n);
+      quantize_q80_weights(values, n, static_cast<int>(gs_), q_.data(), scales_.data() + done / gs_);
+      return out_.write(q_.data(), n);
+    }));
     return out_.write(scales_.data(), scales_.size() * sizeof(float));
   }
 
  private:
-  std::size_t next_chunk(std::uint64_t left) const {
-    return left < values_.size() ? static_cast<std::size_t>(left) : values_.size();
-  }
-  Status read(std::uint64_t offset, std::size_t n) {
-    POCKETLM_TRY(in_.read(offset, values_.data(), n * sizeof(float)));
-    bar_.advance(n * sizeof(float));
+  // Calls f(values, count, first element index) for each read of whole rows of t.
+  template <typename F>
+  Status for_rows(const TensorInfo& t, F f) {
+    const std::size_t rows_per = TensorRows::rows_per_read(t);
+    for (std::uint64_t r = 0; r < t.rows;) {
+      const std::size_t n_rows = static_cast<std::size_t>(t.rows - r < rows_per ? t.rows - r : rows_per);
+      const float* values = nullptr;
+      std::uint64_t bytes = 0;
+      POCKETLM_TRY(rows_.read(t, r, n_rows, &values, &bytes));
+      POCKETLM_TRY(f(values, n_rows * static_cast<std::size_t>(t.cols), r * t.cols));
+      bar_.advance(bytes);
+      r += n_rows;
+    }
     return Status();
   }
 
+  TensorRows rows_;
   FileStorage& in_;
   OutputFile& out_;
   std::uint64_t gs_;
   ProgressBar& bar_;
-  std::vector<float> values_;
   std::vector<std::int8_t> q_;
   std::vector<float> scales_;
 };
@@ -147,8 +163,9 @@ Status convert(const ConvertOptions& o, std::int32_t* gs_used) {
   POCKETLM_TRY(read_model_spec(in, &spec));
   POCKETLM_TRY(check_tensors_addressable(in.name(), spec, SIZE_MAX));  // 32-bit hosts: 4 GiB tensors
   if (spec.format == ModelFormat::kLlama2cV2)
-    return Status::error(StatusCode::kInvalidArgument, "%s: format is %s, not fp32 (convert reads v0 or v1)",
+    return Status::error(StatusCode::kInvalidArgument, "%s: format is %s, not fp32 (convert reads v0, v1 or GGUF)",
                          in.name(), format_name(spec.format));
+  POCKETLM_TRY(check_runc_constants(in.name(), spec.config));
   std::int32_t gs = 0;
   POCKETLM_TRY(choose_group_size(o, spec.config, &gs));
 
@@ -167,10 +184,10 @@ Status convert(const ConvertOptions& o, std::int32_t* gs_used) {
   if (!spec.shared_classifier) matrices.push_back(spec.tensor(K::kWcls, -1));
   std::uint64_t total = 0;
   for (const auto* list : {&norms, &matrices})
-    for (const TensorInfo& t : *list) total += t.value_bytes;
+    for (const TensorInfo& t : *list) total += t.bytes();
 
   ProgressBar bar("convert", total);
-  Converter conv(in, out, gs, bar);
+  Converter conv(in, spec, out, gs, bar);
   for (const TensorInfo& t : norms) POCKETLM_TRY(conv.copy(t));
   for (const TensorInfo& t : matrices) POCKETLM_TRY(conv.quantize(t));
   POCKETLM_TRY(out.commit());

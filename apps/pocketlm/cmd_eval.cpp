@@ -63,9 +63,11 @@ struct Opened {
 Status open_model(const std::string& path, const std::string& z, const SessionOptions& options, Opened* o) {
   POCKETLM_TRY(o->model.open(path.c_str(), "model"));
   Storage* tokenizer = nullptr;
-  std::string label;
-  POCKETLM_TRY(open_tokenizer(z, path, &o->tokenizer_file, &tokenizer, &label));
-  return o->session.open(o->model, tokenizer, options);
+  std::string label, warning;
+  POCKETLM_TRY(open_tokenizer(z, o->model, &o->tokenizer_file, &tokenizer, &label, &warning));
+  POCKETLM_TRY(o->session.open(o->model, tokenizer, options));
+  if (!warning.empty()) warn(warning);
+  return Status();
 }
 
 // log(sum(exp(l))) over n logits, in double.
@@ -182,19 +184,23 @@ int run_eval(const EvalOptions& o) {
   // The stories of the split, encoded.
   const std::vector<std::string_view> stories = split_stories(text);
   std::vector<std::vector<std::int32_t>> encoded;
+  std::vector<std::int32_t> scratch;
   std::size_t chosen = 0;
   Totals t;
   for (std::size_t i = 0; i < stories.size(); ++i) {
     if (o.split == "heldout" && !is_heldout_story(i, seed)) continue;
     if (max_stories > 0 && chosen >= static_cast<std::size_t>(max_stories)) break;
     ++chosen;
-    std::vector<std::int32_t> tokens(stories[i].size() + 3);
-    int n = 0;
-    st = m.tokenizer().encode(stories[i].data(), stories[i].size(), true, false, tokens.data(), tokens.size(), &n);
+    std::size_t entries = 0;
+    st = Tokenizer::encode_capacity(stories[i].size(), &entries);
     if (!st.ok()) return fail(o.text + ": story " + std::to_string(i) + ": " + st.message());
-    tokens.resize(static_cast<std::size_t>(n));
+    if (scratch.size() < entries) scratch.resize(entries);
+    int n = 0;
+    st = m.tokenizer().encode(stories[i].data(), stories[i].size(), true, false, scratch.data(), scratch.size(), &n);
+    if (!st.ok()) return fail(o.text + ": story " + std::to_string(i) + ": " + st.message());
     t.bytes += stories[i].size();
-    encoded.push_back(std::move(tokens));
+    // Only the ids are kept: the buffer is mostly the merge's scratch.
+    encoded.emplace_back(scratch.begin(), scratch.begin() + n);
   }
   std::uint64_t to_score = 0;
   for (const auto& s : encoded) to_score += s.size() > 1 ? s.size() - 1 : 0;

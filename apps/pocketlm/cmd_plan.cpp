@@ -27,9 +27,9 @@ int run_plan(const PlanOptions& o) {
   if (!st.ok()) return fail(st);
   FileStorage model, tokenizer_file;
   Storage* tokenizer = nullptr;
-  std::string tokenizer_label;
+  std::string tokenizer_label, tokenizer_warning;
   st = model.open(o.model.c_str(), "model");
-  if (st.ok()) st = open_tokenizer(o.tokenizer, o.model, &tokenizer_file, &tokenizer, &tokenizer_label);
+  if (st.ok()) st = open_tokenizer(o.tokenizer, model, &tokenizer_file, &tokenizer, &tokenizer_label, &tokenizer_warning);
   if (!st.ok()) return fail(st);
   ModelSpec spec;
   MemoryPlan plan;
@@ -38,6 +38,7 @@ int run_plan(const PlanOptions& o) {
     st = Status::error(StatusCode::kInvalidArgument, "%s: the model file carries no tokenizer; give one with -z",
                        o.model.c_str());
   if (!st.ok()) return fail(st);
+  if (!tokenizer_warning.empty()) warn(tokenizer_warning);
   const ModelConfig& c = spec.config;
   const Kernels& kernels = session_kernels(options);
   const Status over = plan.overflow_error(o.model.c_str(), options.device ? options.device->name : nullptr, "");

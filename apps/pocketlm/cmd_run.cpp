@@ -112,10 +112,10 @@ int run_run(const RunOptions& o) {
 
   FileStorage model, tokenizer_file;
   Storage* tokenizer = nullptr;
-  std::string tokenizer_label;
+  std::string tokenizer_label, tokenizer_warning;
   st = model.open(o.model.c_str(), "model");
   if (!st.ok()) return fail(st);
-  st = open_tokenizer(o.tokenizer, o.model, &tokenizer_file, &tokenizer, &tokenizer_label);
+  st = open_tokenizer(o.tokenizer, model, &tokenizer_file, &tokenizer, &tokenizer_label, &tokenizer_warning);
   // The log is renamed over its target: never the model or the tokenizer (also tokenizer.bin,
   // run.c's default when -z is not given).
   if (st.ok() && !o.token_log.empty())
@@ -134,7 +134,10 @@ int run_run(const RunOptions& o) {
   const int steps = clamp_steps(o, session.seq_len(), &sampling);
 
   const std::string& text = o.prompt;
-  std::vector<std::int32_t> prompt(text.size() + 3);
+  std::size_t entries = 0;
+  st = session.prompt_capacity(text.size(), &entries);
+  if (!st.ok()) return fail(st);
+  std::vector<std::int32_t> prompt(entries);
   int n_prompt = 0;
   st = session.encode(text.c_str(), text.size(), prompt.data(), prompt.size(), &n_prompt);
   if (!st.ok()) return fail(st);
@@ -144,6 +147,7 @@ int run_run(const RunOptions& o) {
     st = log_file.open(o.token_log, "--token-log");
     if (!st.ok()) return fail(st);
   }
+  if (!tokenizer_warning.empty()) warn(tokenizer_warning);
   for (const std::string& w : sampling.warnings) warn(w);
   std::vector<std::int32_t> log;
   log.reserve(static_cast<std::size_t>(steps) + 1);

@@ -17,6 +17,7 @@
 #include "cli_common.h"
 #include "output_file.h"
 #include "progress_bar.h"
+#include "tensor_rows.h"
 #include "pocketlm/format/gguf.h"
 #include "pocketlm/format/gguf_writer.h"
 #include "pocketlm/format/model_reader.h"
@@ -24,6 +25,7 @@
 #include "pocketlm/quant/fp16.h"
 #include "pocketlm/quant/q4_0.h"
 #include "pocketlm/quant/q8_0.h"
+#include "pocketlm/text/tokenizer.h"
 #include "ports/posix/file_storage.h"
 
 namespace pocketlm::cli {
@@ -101,7 +103,7 @@ Status read_tokenizer_bin(const std::string& path, int vocab, int bos, int eos, 
                          "%s: tokenizer has %llu bytes after record %d: it holds more pieces than the model's "
                          "vocab_size = %d",
                          f.name(), static_cast<unsigned long long>(f.size() - r.offset()), vocab - 1, vocab);
-  return Status();
+  return Tokenizer::check_scores(f.name(), "tokenizer.bin score", v->scores.data(), vocab);
 }
 
 // A GGUF input's own vocabulary, copied as it is spelled there.
@@ -117,6 +119,7 @@ Status read_embedded(FileStorage& in, const EmbeddedTokenizer& t, Vocab* v) {
   }
   v->scores.assign(static_cast<std::size_t>(t.count), 0.0f);
   if (t.scores_offset) POCKETLM_TRY(in.read(t.scores_offset, v->scores.data(), v->scores.size() * 4));
+  POCKETLM_TRY(Tokenizer::check_scores(in.name(), key::kScores, v->scores.data(), t.count));
   v->types.assign(static_cast<std::size_t>(t.count), kTokenNormal);
   if (t.types_offset) POCKETLM_TRY(in.read(t.types_offset, v->types.data(), v->types.size() * 4));
   return Status();
@@ -152,18 +155,14 @@ std::vector<OutTensor> plan_tensors(const ModelSpec& spec, std::uint32_t matrix_
     OutTensor t;
     t.source = spec.tensor(role, layer);
     char name[64];
-    const char* g = role_info(role).gguf_name;
-    if (layer >= 0)
-      std::snprintf(name, sizeof name, "blk.%d%s", layer, g + 6);
-    else
-      std::snprintf(name, sizeof name, "%s", g);
+    gguf_tensor_name(role, layer, name, sizeof name);
     t.name = name;
     t.type = kGgmlF32;
     if (t.source.rows > 1) {
       t.type = matrix_type;
       if ((matrix_type == kGgmlQ8_0 || matrix_type == kGgmlQ4_0) && t.source.cols % 32 != 0) {
         t.type = kGgmlF16;
-        if (layer <= 0) fallbacks->push_back(layer < 0 ? t.name : std::string("blk.N") + (g + 6));
+        if (layer <= 0) fallbacks->push_back(layer < 0 ? t.name : std::string("blk.N") + (role_info(role).gguf_name + 6));
       }
     }
     out.push_back(t);
@@ -176,60 +175,52 @@ std::vector<OutTensor> plan_tensors(const ModelSpec& spec, std::uint32_t matrix_
   return out;
 }
 
-// Streams one tensor: rows read and dequantized to f32, converted, written.
+// Streams one tensor: rows read and dequantized to f32 (TensorRows), converted, written.
 class TensorCopier {
  public:
-  TensorCopier(FileStorage& in, GgufWriter& w, ProgressBar& bar) : in_(in), w_(w), bar_(bar) {}
+  TensorCopier(FileStorage& in, const ModelSpec& spec, GgufWriter& w, ProgressBar& bar)
+      : rows_(in, spec), w_(w), bar_(bar) {}
 
   Status copy(const OutTensor& t) {
     const TensorInfo& s = t.source;
-    const auto cols = static_cast<std::size_t>(s.cols);
-    const std::size_t rv = row_value_bytes(s.type, cols, s.group), rs = row_scale_bytes(s.type, cols, s.group);
-    // Whole rows per chunk, about 64K values (at least one row).
-    const std::size_t rows_per = cols >= 65536 ? 1 : 65536 / cols;
+    const std::size_t rows_per = TensorRows::rows_per_read(s);
     POCKETLM_TRY(w_.begin_tensor(t.bytes));
     for (std::uint64_t r = 0; r < s.rows;) {
       const std::size_t n_rows = static_cast<std::size_t>(s.rows - r < rows_per ? s.rows - r : rows_per);
-      const std::size_t n = n_rows * cols;
-      raw_.resize(n_rows * rv);
-      scales_.resize(n_rows * rs / sizeof(float) + 1);
-      f32_.resize(n);
-      POCKETLM_TRY(in_.read(s.offset + r * rv, raw_.data(), raw_.size()));
-      if (rs) POCKETLM_TRY(in_.read(s.scales_offset + r * rs, scales_.data(), n_rows * rs));
-      type_traits(s.type).dequantize(raw_.data(), rs ? scales_.data() : nullptr, static_cast<int>(n), s.group,
-                                     f32_.data());
-      POCKETLM_TRY(write_as(t.type, n));
-      bar_.advance(raw_.size() + n_rows * rs);
+      const float* f32 = nullptr;
+      std::uint64_t bytes = 0;
+      POCKETLM_TRY(rows_.read(s, r, n_rows, &f32, &bytes));
+      POCKETLM_TRY(write_as(t.type, f32, n_rows * static_cast<std::size_t>(s.cols)));
+      bar_.advance(bytes);
       r += n_rows;
     }
     return Status();
   }
 
  private:
-  Status write_as(std::uint32_t type, std::size_t n) {
+  Status write_as(std::uint32_t type, const float* f32, std::size_t n) {
     switch (type) {
-      case kGgmlF32: return w_.tensor_data(f32_.data(), n * 4);
+      case kGgmlF32: return w_.tensor_data(f32, n * 4);
       case kGgmlF16: {
         out_.resize(n * 2);
-        for (std::size_t i = 0; i < n; ++i) store_fp16(out_.data() + 2 * i, fp32_to_fp16(f32_[i]));
+        for (std::size_t i = 0; i < n; ++i) store_fp16(out_.data() + 2 * i, fp32_to_fp16(f32[i]));
         return w_.tensor_data(out_.data(), out_.size());
       }
       case kGgmlQ8_0:
         out_.resize(n / 32 * kQ8_0BlockBytes);
-        quantize_q8_0(f32_.data(), n, out_.data());
+        quantize_q8_0(f32, n, out_.data());
         return w_.tensor_data(out_.data(), out_.size());
       default:
         out_.resize(n / 32 * kQ4_0BlockBytes);
-        quantize_q4_0(f32_.data(), n, out_.data());
+        quantize_q4_0(f32, n, out_.data());
         return w_.tensor_data(out_.data(), out_.size());
     }
   }
 
-  FileStorage& in_;
+  TensorRows rows_;
   GgufWriter& w_;
   ProgressBar& bar_;
-  std::vector<unsigned char> raw_, out_;
-  std::vector<float> scales_, f32_;
+  std::vector<unsigned char> out_;
 };
 
 std::string base_name(const std::string& path) {
@@ -303,7 +294,7 @@ Status convert_to_gguf(const GgufConvertOptions& o, std::string* summary) {
   }
   {
     ProgressBar bar("convert", total);
-    TensorCopier copier(in, w, bar);
+    TensorCopier copier(in, spec, w, bar);
     for (const OutTensor& t : tensors) POCKETLM_TRY(copier.copy(t));
   }
   POCKETLM_TRY(w.finish());

@@ -36,8 +36,8 @@ struct Opened {
 Status open(const std::string& model, const std::string& tokenizer, Opened* o) {
   POCKETLM_TRY(o->model.open(model.c_str(), "model"));
   Storage* use = nullptr;
-  std::string label;
-  POCKETLM_TRY(open_tokenizer(tokenizer == "-" ? "" : tokenizer, model, &o->tokenizer_file, &use, &label));
+  std::string label, warning;
+  POCKETLM_TRY(open_tokenizer(tokenizer == "-" ? "" : tokenizer, o->model, &o->tokenizer_file, &use, &label, &warning));
   SessionOptions options;
   return o->session.open(o->model, use, options);
 }
@@ -50,7 +50,7 @@ int encode(const std::string& model, const std::string& tokenizer, const std::st
   if (!in) return fail(path + ": cannot open text file");
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   for (std::string_view story : split_stories(text)) {
-    std::vector<std::int32_t> ids(story.size() + 3);
+    std::vector<std::int32_t> ids((story.size() + 3) * Tokenizer::kEncodeWordsPerSlot);
     int n = 0;
     st = o.session.tokenizer().encode(story.data(), story.size(), true, false, ids.data(), ids.size(), &n);
     if (!st.ok()) return fail(path + ": " + st.message());

@@ -102,7 +102,17 @@ bool is_tokenizer(const unsigned char* head, std::size_t n, std::uint64_t file_b
 }  // namespace
 
 bool describe_foreign_file(const unsigned char* head, std::size_t n, std::uint64_t file_bytes, char* out,
-                           std::size_t out_size) {
+                           std::size_t out_size, ExpectedFile expected) {
+  const bool tokenizer = expected == ExpectedFile::kTokenizer;
+  // "not a model" / "not a tokenizer", and the llama2.c file it is not.
+  const char* noun = tokenizer ? "a tokenizer" : "a model";
+  const char* llama2c = tokenizer ? "a llama2.c tokenizer.bin" : "a llama2.c checkpoint";
+  // What a tokenizer.bin looks like first: its records could happen to start like a magic
+  // number (a first piece of 123 bytes puts '{' at byte 8, as in safetensors).
+  std::int32_t max_len = 0;
+  char piece[20] = "";
+  const bool is_tok = is_tokenizer(head, n, file_bytes, &max_len, piece);
+  if (tokenizer && is_tok) return false;
   // Magic numbers first: no real checkpoint starts with them.
   if (starts_with(head, n, "version https://git-lfs")) {
     unsigned long long size = 0;
@@ -119,35 +129,44 @@ bool describe_foreign_file(const unsigned char* head, std::size_t n, std::uint64
   if (starts_with(head, n, "GGUF")) {
     char version[24] = "";
     if (n >= 8) std::snprintf(version, sizeof version, " v%u", static_cast<unsigned>(le32(head + 4)));
-    std::snprintf(out, out_size, "a GGUF%s file (llama.cpp's format); pocketlm reads GGUF v3 llama models with F32, "
-                  "F16, Q8_0 and Q4_0 tensors", version);
+    if (tokenizer)
+      std::snprintf(out, out_size, "a GGUF%s model file, not a llama2.c tokenizer.bin (a GGUF model carries its own "
+                    "tokenizer: drop -z)", version);
+    else
+      std::snprintf(out, out_size, "a GGUF%s file (llama.cpp's format); pocketlm reads GGUF v3 llama models with F32, "
+                    "F16, Q8_0 and Q4_0 tensors", version);
     return true;
   }
   if (starts_with(head, n, "lmgg") || starts_with(head, n, "fmgg") || starts_with(head, n, "tjgg")) {
-    std::snprintf(out, out_size, "a GGML/GGJT file (llama.cpp's older format), not a llama2.c checkpoint");
+    std::snprintf(out, out_size, "a GGML/GGJT file (llama.cpp's older format), not %s", llama2c);
     return true;
   }
   if (starts_with(head, n, "\x7f" "ELF")) {
-    std::snprintf(out, out_size, "an ELF program or library, not a model");
+    std::snprintf(out, out_size, "an ELF program or library, not %s", noun);
     return true;
   }
+  const char* export_py = tokenizer ? "" : ": convert it with llama2.c's export.py";
   if (starts_with(head, n, "PK\x03\x04")) {
-    std::snprintf(out, out_size, "a zip archive (a PyTorch .pt/.pth checkpoint is one), not a llama2.c checkpoint: "
-                  "convert it with llama2.c's export.py");
+    std::snprintf(out, out_size, "a zip archive (a PyTorch .pt/.pth checkpoint is one), not %s%s", llama2c, export_py);
     return true;
   }
   if (n >= 9 && head[8] == '{' && le64(head) > 1 && le64(head) <= file_bytes - 8) {
-    std::snprintf(out, out_size, "a safetensors file (Hugging Face), not a llama2.c checkpoint: convert it with "
-                  "llama2.c's export.py");
+    std::snprintf(out, out_size, "a safetensors file (Hugging Face), not %s%s", llama2c, export_py);
     return true;
   }
   if (starts_with(head, n, "ak42")) {  // 0x616b3432 stored big-endian
-    std::snprintf(out, out_size, "a llama2.c checkpoint written big-endian (magic 'ak42', not '24ka'); the format "
-                  "is little-endian: export it on a little-endian machine");
+    std::snprintf(out, out_size, "a llama2.c checkpoint written big-endian (magic 'ak42', not '24ka')%s",
+                  tokenizer ? ", not a tokenizer.bin" : "; the format is little-endian: export it on a little-endian machine");
     return true;
   }
-  // The rest are guesses from structure: never when the bytes read as a llama2.c header.
-  if (plausible_le_header(head, n)) return false;
+  // The rest are guesses from structure: never for what was expected.
+  const bool header = plausible_le_header(head, n);
+  if (!tokenizer && header) return false;
+  if (tokenizer && header) {
+    std::snprintf(out, out_size, "a llama2.c checkpoint, not a tokenizer.bin: give it as the model and the "
+                  "tokenizer.bin with -z");
+    return true;
+  }
   if (n >= 28) {
     std::int32_t v[7];
     bool small = true;
@@ -157,14 +176,13 @@ bool describe_foreign_file(const unsigned char* head, std::size_t n, std::uint64
     }
     if (small && plausible_config(v)) {
       std::snprintf(out, out_size, "a llama2.c v0 checkpoint written big-endian (read so, its header says dim %d, "
-                    "hidden_dim %d, %d layers, vocab_size %d); the format is little-endian: export it on a "
-                    "little-endian machine", v[0], v[1], v[2], v[5]);
+                    "hidden_dim %d, %d layers, vocab_size %d)%s", v[0], v[1], v[2], v[5],
+                    tokenizer ? ", not a tokenizer.bin"
+                              : "; the format is little-endian: export it on a little-endian machine");
       return true;
     }
   }
-  std::int32_t max_len = 0;
-  char piece[20] = "";
-  if (is_tokenizer(head, n, file_bytes, &max_len, piece)) {
+  if (is_tok) {
     std::snprintf(out, out_size, "a llama2.c tokenizer (max_token_length %d, first piece '%s'), not a model: give "
                   "it with -z and a checkpoint as the model", max_len, piece);
     return true;
@@ -172,8 +190,8 @@ bool describe_foreign_file(const unsigned char* head, std::size_t n, std::uint64
   std::size_t skip = starts_with(head, n, "\xEF\xBB\xBF") ? 3 : 0;  // a UTF-8 byte order mark
   if (is_text(head + skip, n - skip)) {
     if (contains_nocase(head, n, "<html") || contains_nocase(head, n, "<!doctype html")) {
-      std::snprintf(out, out_size, "an HTML page, not a model: the download saved a web page (on Hugging Face, "
-                    "download .../resolve/main/FILE, not .../blob/main/FILE)");
+      std::snprintf(out, out_size, "an HTML page, not %s: the download saved a web page (on Hugging Face, "
+                    "download .../resolve/main/FILE, not .../blob/main/FILE)", noun);
       return true;
     }
     while (skip < n && (head[skip] == ' ' || head[skip] == '\t' || head[skip] == '\n' || head[skip] == '\r')) ++skip;
@@ -181,22 +199,22 @@ bool describe_foreign_file(const unsigned char* head, std::size_t n, std::uint64
     while (end < n && head[end] != '\n' && head[end] != '\r') ++end;
     char line[64];
     quote(head + skip, end - skip, 48, line);
-    std::snprintf(out, out_size, "a text file ('%s%s'), not a model: a failed download saves the server's message",
-                  line, end - skip > 48 ? "..." : "");
+    std::snprintf(out, out_size, "a text file ('%s%s'), not %s: a failed download saves the server's message",
+                  line, end - skip > 48 ? "..." : "", noun);
     return true;
   }
   return false;
 }
 
-Status name_foreign_file(Storage& storage, const Status& rejected) {
+Status name_foreign_file(Storage& storage, const Status& rejected, ExpectedFile expected) {
   unsigned char head[kFileKindHeadBytes];
   const std::uint64_t size = storage.size();
   const std::size_t n = size < kFileKindHeadBytes ? static_cast<std::size_t>(size) : kFileKindHeadBytes;
   char what[240];
-  if (n == 0 || !storage.read(0, head, n).ok() || !describe_foreign_file(head, n, size, what, sizeof what))
+  if (n == 0 || !storage.read(0, head, n).ok() || !describe_foreign_file(head, n, size, what, sizeof what, expected))
     return rejected;
-  // GGUF files have their own reader, whose error already names the key or tensor at fault.
-  if (starts_with(head, n, "GGUF")) return rejected;
+  // GGUF models have their own reader, whose error already names the key or tensor at fault.
+  if (expected == ExpectedFile::kModel && starts_with(head, n, "GGUF")) return rejected;
   return Status::error(StatusCode::kBadFormat, "%s: this is %s", storage.name(), what);
 }
 

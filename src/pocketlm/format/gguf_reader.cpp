@@ -113,11 +113,20 @@ class Parser {
   }
 
   // A string into buf (cap bytes, NUL-terminated; longer strings are cut, their rest skipped).
+  // A NUL among the bytes kept is an error: the C string would end there and a name such as
+  // "output_norm.weight\0junk" would be taken for another.
   Status string(const char* what, char* buf, std::size_t cap, std::uint64_t* len) {
     POCKETLM_TRY(string_length(what, len));
     const std::size_t keep = *len < cap - 1 ? static_cast<std::size_t>(*len) : cap - 1;
     POCKETLM_TRY(take(buf, keep));
     buf[keep] = '\0';
+    if (const void* nul = std::memchr(buf, 0, keep)) {
+      sanitize(buf);  // the part before the NUL, printable
+      return Status::error(StatusCode::kBadFormat,
+                           "%s: GGUF %s '%s' has a NUL byte at byte %zu of its %llu: GGUF strings hold no NUL", name(),
+                           what, buf, static_cast<std::size_t>(static_cast<const char*>(nul) - buf),
+                           static_cast<unsigned long long>(*len));
+    }
     return skip(*len - keep);
   }
 
@@ -423,9 +432,13 @@ bool supported(std::uint32_t ggml_type, TensorType* type) {
 }
 
 // Reads one tensor info and checks what can be checked on its own.
-POCKETLM_FRAME Status read_tensor_entry(Parser& p, const ModelConfig& c, std::uint32_t alignment, TensorEntry* e) {
+// `index` counts the tensor infos from 0, for messages.
+POCKETLM_FRAME Status read_tensor_entry(Parser& p, std::uint64_t index, const ModelConfig& c, std::uint32_t alignment,
+                                        TensorEntry* e) {
   std::uint64_t len = 0;
-  POCKETLM_TRY(p.string("tensor name", e->name, sizeof e->name, &len));
+  char what[40];
+  format_to(what, sizeof what, "tensor %llu name", static_cast<unsigned long long>(index));
+  POCKETLM_TRY(p.string(what, e->name, sizeof e->name, &len));
   sanitize(e->name);
   std::uint32_t n_dims = 0;
   POCKETLM_TRY(p.u32(&n_dims));
@@ -462,6 +475,11 @@ POCKETLM_FRAME Status read_tensor_entry(Parser& p, const ModelConfig& c, std::ui
                          "%s: GGUF tensor %s has type %s (%u), which pocketlm does not read (it reads F32, F16, Q8_0 "
                          "and Q4_0)",
                          p.name(), e->name, ggml_type_name(e->ggml_type), static_cast<unsigned>(e->ggml_type));
+  // rmsnorm reads its weights as an f32 vector (llama.cpp writes norms F32 too); refused here,
+  // where the file and the tensor's name are known.
+  if (std::strcmp(role_info(e->role).region, region::kNorms) == 0 && type != TensorType::kF32)
+    return Status::error(StatusCode::kUnsupported, "%s: GGUF tensor %s has type %s; norm weights must be F32",
+                         p.name(), e->name, ggml_type_name(e->ggml_type));
   const int block = block_elements(type, 0);
   if (e->cols % static_cast<std::uint64_t>(block) != 0)
     return Status::error(StatusCode::kBadFormat,
@@ -483,24 +501,15 @@ POCKETLM_FRAME Status read_tensor_entry(Parser& p, const ModelConfig& c, std::ui
   return Status();
 }
 
-// The GGUF name of (role, layer) for messages.
-void tensor_name(TensorRole role, int layer, char* out, std::size_t cap) {
-  const char* g = role_info(role).gguf_name;
-  if (layer >= 0)
-    format_to(out, cap, "blk.%d%s", layer, g + 6);
-  else
-    format_to(out, cap, "%s", g);
-}
-
 // First pass over the tensor infos: one RoleSeen per role.
 POCKETLM_FRAME Status scan_tensors(Parser& p, std::uint64_t count, const ModelConfig& c, std::uint32_t alignment, RoleSeen* seen) {
   TensorEntry e;
   for (std::uint64_t i = 0; i < count; ++i) {
-    POCKETLM_TRY(read_tensor_entry(p, c, alignment, &e));
+    POCKETLM_TRY(read_tensor_entry(p, i, c, alignment, &e));
     RoleSeen& s = seen[static_cast<int>(e.role)];
     if (s.count > 0 && (s.ggml_type != e.ggml_type || s.rows != e.rows)) {
       char first[kNameCap];
-      tensor_name(e.role, s.off[0] != UINT64_MAX ? 0 : -1, first, sizeof first);
+      gguf_tensor_name(e.role, s.off[0] != UINT64_MAX ? 0 : -1, first, sizeof first);
       return Status::error(StatusCode::kUnsupported,
                            "%s: GGUF tensor %s has type %s and %llu rows but an earlier %s has %s and %llu: pocketlm "
                            "needs one type per kind of tensor",
@@ -533,7 +542,7 @@ POCKETLM_FRAME Status check_layers(Parser& p, std::uint64_t count, const ModelCo
   std::uint64_t present[kLast - kFirst + 1][kWords] = {};
   TensorEntry e;
   for (std::uint64_t i = 0; i < count; ++i) {
-    POCKETLM_TRY(read_tensor_entry(p, c, alignment, &e));
+    POCKETLM_TRY(read_tensor_entry(p, i, c, alignment, &e));
     if (e.layer < 0) continue;
     const int r = static_cast<int>(e.role);
     if (r < kFirst || r > kLast) return Status::error(StatusCode::kBadFormat, "%s: GGUF tensor %s: unexpected layer", p.name(), e.name);
@@ -557,7 +566,7 @@ POCKETLM_FRAME Status check_layers(Parser& p, std::uint64_t count, const ModelCo
     for (int l = 0; l < c.n_layers; ++l) {
       if (present[r - kFirst][l / 64] & (std::uint64_t{1} << (l % 64))) continue;
       char name[kNameCap];
-      tensor_name(static_cast<TensorRole>(r), l, name, sizeof name);
+      gguf_tensor_name(static_cast<TensorRole>(r), l, name, sizeof name);
       return Status::error(StatusCode::kBadFormat, "%s: GGUF tensor %s is missing", p.name(), name);
     }
   }
@@ -589,8 +598,8 @@ POCKETLM_FRAME Status check_overlaps(const Storage& s, const ModelSpec& spec) {
     ++next[best];
     if (best_t.offset < prev_end) {
       char a[kNameCap], b[kNameCap];
-      tensor_name(prev_role, prev_layer, a, sizeof a);
-      tensor_name(best_t.role, best_t.layer, b, sizeof b);
+      gguf_tensor_name(prev_role, prev_layer, a, sizeof a);
+      gguf_tensor_name(best_t.role, best_t.layer, b, sizeof b);
       return Status::error(StatusCode::kBadFormat,
                            "%s: GGUF tensor %s (file offset %llu) overlaps tensor %s, which ends at offset %llu",
                            s.name(), b, static_cast<unsigned long long>(best_t.offset), a,
@@ -729,8 +738,8 @@ POCKETLM_FRAME Status layer_strides(const Storage& s, const ModelConfig& c, Role
     const auto role = static_cast<TensorRole>(r);
     if (e.count == 0 || !is_per_layer(role) || c.n_layers < 2) continue;
     char a[kNameCap], b[kNameCap];
-    tensor_name(role, 0, a, sizeof a);
-    tensor_name(role, 1, b, sizeof b);
+    gguf_tensor_name(role, 0, a, sizeof a);
+    gguf_tensor_name(role, 1, b, sizeof b);
     if (e.off[0] == UINT64_MAX || e.off[1] == UINT64_MAX)
       return Status::error(StatusCode::kBadFormat, "%s: GGUF tensor %s is missing", s.name(),
                            e.off[0] == UINT64_MAX ? a : b);
@@ -762,7 +771,7 @@ POCKETLM_FRAME Status add_roles(const Storage& s, const RoleSeen* seen, std::uin
     if (!checked_add(data_start, e.off[0], &begin) ||
         !spec->add_role_strided(role, type, 0, e.rows, e.cols, begin, e.stride, &end) || end > s.size()) {
       char name[kNameCap];
-      tensor_name(role, is_per_layer(role) ? spec->config.n_layers - 1 : -1, name, sizeof name);
+      gguf_tensor_name(role, is_per_layer(role) ? spec->config.n_layers - 1 : -1, name, sizeof name);
       return Status::error(StatusCode::kBadFormat,
                            "%s: GGUF tensor %s (%s [%llu, %llu]) runs past the end of the file (%llu bytes)", s.name(),
                            name, ggml_type_name(e.ggml_type), static_cast<unsigned long long>(e.rows),
@@ -788,7 +797,7 @@ POCKETLM_FRAME Status read_gguf_tensors(Storage& storage, unsigned char* buffer,
     const auto role = static_cast<TensorRole>(r);
     if (!role_info(role).gguf_name || role == TensorRole::kWcls || seen[r].count > 0) continue;
     char name[kNameCap];
-    tensor_name(role, is_per_layer(role) ? 0 : -1, name, sizeof name);
+    gguf_tensor_name(role, is_per_layer(role) ? 0 : -1, name, sizeof name);
     return Status::error(StatusCode::kBadFormat, "%s: GGUF tensor %s is missing", storage.name(), name);
   }
   POCKETLM_TRY(check_vocab(storage, seen, layout, spec));

@@ -1,5 +1,7 @@
 #include "pocketlm/format/tensor_role.h"
 
+#include "pocketlm/base/format.h"
+
 namespace pocketlm {
 
 namespace {
@@ -28,6 +30,14 @@ const RoleInfo& role_info(TensorRole role) {
   static const RoleInfo kInvalid = {"?", nullptr, false, region::kUnused};
   const int i = static_cast<int>(role);
   return i >= 0 && i < kTensorRoleCount ? kRoles[i] : kInvalid;
+}
+
+void gguf_tensor_name(TensorRole role, int layer, char* out, std::size_t cap) {
+  const char* g = role_info(role).gguf_name;
+  if (layer >= 0)
+    format_to(out, cap, "blk.%d%s", layer, g + 6);  // + 6: after "blk.%d"
+  else
+    format_to(out, cap, "%s", g);
 }
 
 }  // namespace pocketlm

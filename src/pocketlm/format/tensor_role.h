@@ -5,6 +5,7 @@
 // more row.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace pocketlm {
@@ -35,5 +36,8 @@ struct RoleInfo {
 const RoleInfo& role_info(TensorRole role);
 inline const char* role_name(TensorRole role) { return role_info(role).name; }
 inline bool is_per_layer(TensorRole role) { return role_info(role).per_layer; }
+// The GGUF name of (role, layer) into out[cap]: "blk.3.attn_q.weight" for a layer >= 0 of a
+// per-layer role, else the table's name ("output_norm.weight"). The role must have a GGUF name.
+void gguf_tensor_name(TensorRole role, int layer, char* out, std::size_t cap);
 
 }  // namespace pocketlm

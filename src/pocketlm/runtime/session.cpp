@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "pocketlm/base/byte_size.h"
+#include "pocketlm/format/file_kind.h"
 #include "pocketlm/format/model_reader.h"
 #include "pocketlm/model/blocks.h"
 #include "pocketlm/runtime/placement.h"
@@ -19,8 +20,12 @@ int effective_seq_len(const ModelSpec& spec, const SessionOptions& options) {
 
 
 // The tokenizer's piece bytes and the read buffer for parsing it (no larger than the file).
-Status tokenizer_sizes(const Storage& tokenizer, const ModelSpec& spec, const SessionOptions& options,
+Status tokenizer_sizes(Storage& tokenizer, const ModelSpec& spec, const SessionOptions& options,
                        std::uint64_t* piece_bytes, std::size_t* chunk) {
+  // A file that starts like a known other kind (a GGUF or llama2.c model, a web page, a text
+  // file: format/file_kind.h) is named as such, not by a record field of bytes that were never
+  // records; plan() sizes the tokenizer without reading it, so this is its only check.
+  POCKETLM_TRY(name_foreign_file(tokenizer, Status(), ExpectedFile::kTokenizer));
   POCKETLM_TRY(Tokenizer::piece_bytes(tokenizer, spec.config.vocab_size, piece_bytes));
   *chunk = options.io_chunk_bytes;
   if (tokenizer.size() < *chunk) *chunk = static_cast<std::size_t>(tokenizer.size());
@@ -290,7 +295,19 @@ Status Session::open(Storage& model, Storage* tokenizer, const SessionOptions& o
   return Status();
 }
 
+Status Session::prompt_capacity(std::size_t len, std::size_t* entries) const {
+  const std::uint64_t at_least = 1 + tokenizer_.min_tokens(len);  // BOS, then the text's
+  if (at_least > static_cast<std::uint64_t>(seq_len()))
+    return Status::error(StatusCode::kInvalidArgument,
+                         "-i: the prompt of %zu bytes encodes to at least %llu tokens (a token spells at most %d "
+                         "bytes) but the context holds %d (seq_len)",
+                         len, static_cast<unsigned long long>(at_least), tokenizer_.longest_piece(), seq_len());
+  return Tokenizer::encode_capacity(len, entries);
+}
+
 Status Session::encode(const char* text, std::size_t len, std::int32_t* tokens, std::size_t capacity, int* n) const {
+  std::size_t entries = 0;
+  POCKETLM_TRY(prompt_capacity(len, &entries));
   POCKETLM_TRY(tokenizer_.encode(text, len, /*bos=*/true, /*eos=*/false, tokens, capacity, n));
   if (*n > seq_len())
     return Status::error(StatusCode::kInvalidArgument,

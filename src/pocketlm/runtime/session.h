@@ -145,8 +145,13 @@ class Session {
   // carries none pocketlm reads.
   Status open(Storage& model, Storage* tokenizer, const SessionOptions& options);
 
+  // Entries the `tokens` buffer of encode() needs for a prompt of len bytes
+  // (Tokenizer::encode_capacity). Refuses first, as encode() does, a prompt whose byte length
+  // alone proves it cannot fit the context (Tokenizer::min_tokens), so that a huge prompt costs
+  // neither a buffer nor an encoding.
+  Status prompt_capacity(std::size_t len, std::size_t* entries) const;
   // Encodes a prompt with BOS (run.c: encode(prompt, bos=1, eos=0)). tokens must hold
-  // strlen(text) + 3 entries. Error when the prompt is longer than the context.
+  // prompt_capacity(len) entries. Error when the prompt is longer than the context.
   Status encode(const char* text, std::size_t len, std::int32_t* tokens, std::size_t capacity, int* n) const;
 
   // run.c's generation loop: feeds prompt[0] at pos 0; while pos < steps the next token is

@@ -65,8 +65,7 @@ Status Tokenizer::load_gguf(Storage& storage, const EmbeddedTokenizer& t, int bo
     for (int i = 0; i < vocab_size_; ++i) scores_[i] = 0.0f;
   }
   max_token_length_ = longest > 0 ? longest : 1;
-  sort_vocabulary();
-  return Status();
+  return finish_load(storage.name(), gguf::key::kScores);
 }
 
 }  // namespace pocketlm

@@ -1,6 +1,7 @@
 #include "pocketlm/text/tokenizer.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 #include "pocketlm/base/checked.h"
@@ -116,7 +117,33 @@ Status Tokenizer::load(Storage& storage, unsigned char* chunk, std::size_t chunk
                          storage.name(), static_cast<unsigned long long>(piece_bytes_ - used), vocab_size_ - 1,
                          vocab_size_);
 
+  return finish_load(storage.name(), "tokenizer.bin score");
+}
+
+Status Tokenizer::check_scores(const char* file, const char* score_field, const float* scores, int n) {
+  // run.c never merges into a NaN-scored piece (no comparison holds), so such a vocabulary
+  // silently tokenizes differently from what its scores claim: a corrupt file. A bit test
+  // (exponent all ones, mantissa non-zero) is immune to finite-math compiler flags.
+  for (int i = 0; i < n; ++i) {
+    const auto bits = std::bit_cast<std::uint32_t>(scores[i]);
+    if ((bits & 0x7F800000u) != 0x7F800000u || (bits & 0x007FFFFFu) == 0) continue;
+    return Status::error(StatusCode::kBadFormat, "%s: %s of token %d is NaN (bits 0x%08X): merge scores must be numbers",
+                         file, score_field, i, static_cast<unsigned>(bits));
+  }
+  return Status();
+}
+
+Status Tokenizer::finish_load(const char* file, const char* score_field) {
+  POCKETLM_TRY(check_scores(file, score_field, scores_, vocab_size_));
   sort_vocabulary();
+  longest_piece_ = 0;
+  for (int i = 0; i < vocab_size_; ++i) {
+    const auto size = static_cast<int>(piece(i).size);
+    if (size > longest_piece_) longest_piece_ = size;
+  }
+  empty_byte_piece_ = false;
+  for (int i = 3; i < vocab_size_ && i <= 258; ++i)
+    if (piece(i).size == 0) empty_byte_piece_ = true;
   return Status();
 }
 
@@ -156,11 +183,30 @@ int Tokenizer::lookup(const unsigned char* text, std::size_t len) const {
   return lookup_pair(text, len, nullptr, 0);
 }
 
+Status Tokenizer::encode_capacity(std::size_t len, std::size_t* entries) {
+  // The merge's list links and heap are int32 slot indices.
+  std::uint64_t slots = 0, words = 0;
+  if (!checked_add(len, 3, &slots) || slots > static_cast<std::uint64_t>(INT32_MAX) ||
+      !checked_mul(slots, kEncodeWordsPerSlot, &words) || !fits_size_t(words))
+    return Status::error(StatusCode::kInvalidArgument, "prompt: %zu bytes are too long to encode", len);
+  *entries = static_cast<std::size_t>(words);
+  return Status();
+}
+
+std::uint64_t Tokenizer::min_tokens(std::size_t len) const {
+  if (len == 0) return 0;
+  if (empty_byte_piece_ || longest_piece_ <= 0) return 1;
+  const auto longest = static_cast<std::uint64_t>(longest_piece_);
+  return (static_cast<std::uint64_t>(len) + longest - 1) / longest;
+}
+
 Status Tokenizer::encode(const char* text, std::size_t len, bool bos, bool eos, std::int32_t* tokens,
                          std::size_t capacity, int* n_tokens) const {
-  if (capacity < len + 3 || len > static_cast<std::size_t>(INT32_MAX) - 3)
+  std::size_t needed = 0;
+  POCKETLM_TRY(encode_capacity(len, &needed));
+  if (capacity < needed)
     return Status::error(StatusCode::kInvalidArgument,
-                         "prompt: %zu bytes need a token buffer of %zu entries, got %zu", len, len + 3, capacity);
+                         "prompt: %zu bytes need a token buffer of %zu entries, got %zu", len, needed, capacity);
   // A vocabulary may be too small for BOS/EOS or for the byte-fallback ids (3..258):
   // an error rather than ids past the end of the tables.
   if (bos && bos_id_ >= vocab_size_)
@@ -200,25 +246,8 @@ Status Tokenizer::encode(const char* text, std::size_t len, bool bos, bool eos, 
     }
     start = end;
   }
-  // Merge the best-scoring adjacent pair until none merges (scores below -1e10 never do).
-  while (n >= 2) {
-    float best_score = -1e10f;
-    int best_id = -1;
-    std::size_t best_idx = 0;
-    for (std::size_t i = 0; i + 1 < n; ++i) {
-      const Piece a = piece(tokens[i]), b = piece(tokens[i + 1]);
-      const int id = lookup_pair(a.data, a.size, b.data, b.size);
-      if (id >= 0 && scores_[id] > best_score) {
-        best_score = scores_[id];
-        best_id = id;
-        best_idx = i;
-      }
-    }
-    if (best_id < 0) break;
-    tokens[best_idx] = best_id;
-    std::memmove(tokens + best_idx + 1, tokens + best_idx + 2, (n - best_idx - 2) * sizeof(std::int32_t));
-    --n;
-  }
+  // Merge the best-scoring adjacent pair until none merges (scores at or below -1e10 never do).
+  n = merge(tokens, n, len + 3);
   if (eos) tokens[n++] = eos_id_;
   *n_tokens = static_cast<int>(n);
   return Status();

@@ -32,6 +32,10 @@ class Tokenizer {
   // too small to hold that many records.
   static Status piece_bytes(const Storage& storage, int vocab_size, std::uint64_t* bytes);
 
+  // Refuses a NaN among scores[0..n) (kBadFormat naming `file`, `score_field` as the file
+  // spells it, the token and the bits).
+  static Status check_scores(const char* file, const char* score_field, const float* scores, int n);
+
   // Carves the tables (scores, piece offsets, piece bytes, sorted index) from the arena.
   Status carve(int vocab_size, std::uint64_t piece_bytes, Arena& arena);
   // Parses the file through `chunk` (a read buffer of chunk_bytes) and sorts the vocabulary.
@@ -47,10 +51,24 @@ class Tokenizer {
   Status load_gguf(Storage& storage, const EmbeddedTokenizer& embedded, int bos_id, int eos_id, unsigned char* chunk,
                    std::size_t chunk_bytes);
 
+  // Words of `tokens` encode() uses per token slot (len + 3 slots: BOS, the dummy prefix, one
+  // per byte, EOS): the token, its two list links and two merge-heap entries of two words
+  // (text/tokenizer_merge.cpp).
+  static constexpr std::size_t kEncodeWordsPerSlot = 7;
+  // Entries `tokens` must hold for encode() of len bytes: the ids and the merge's scratch.
+  // Error when that many entries overflow size_t or the int32 indices of the scratch.
+  static Status encode_capacity(std::size_t len, std::size_t* entries);
+  // The fewest tokens len bytes of text can encode to (BOS and EOS not counted), known
+  // without encoding: a token spells at most longest_piece() bytes of the vocabulary, and
+  // every text byte spells at least one (a code point is its own bytes, a fallback byte its
+  // <0xHH> piece), so ceil(len / longest_piece()). 1 for any non-empty text when a byte-fallback
+  // piece is empty (the bound then fails).
+  std::uint64_t min_tokens(std::size_t len) const;
+
   // Encodes text[0..len) (run.c's encode): optional BOS, a dummy-prefix " " when the text is
   // non-empty, one token per UTF-8 code point (or its bytes + 3 when not in the vocabulary),
   // then greedy merges of the best-scoring adjacent pair (leftmost on ties), optional EOS.
-  // `capacity` must be at least len + 3 tokens.
+  // `capacity` must be at least encode_capacity(len) entries; the ids come first.
   Status encode(const char* text, std::size_t len, bool bos, bool eos, std::int32_t* tokens,
                 std::size_t capacity, int* n_tokens) const;
 
@@ -73,16 +91,28 @@ class Tokenizer {
 
   int vocab_size() const { return vocab_size_; }
   int max_token_length() const { return max_token_length_; }
+  // Bytes of the longest piece held (at most max_token_length; BOS/EOS newlines included).
+  int longest_piece() const { return longest_piece_; }
 
  private:
-  // Orders sorted_ by piece bytes (run.c's sort), after either load.
+  // After either load: refuses a NaN score (check_scores), sorts the vocabulary and measures
+  // the pieces for min_tokens().
+  Status finish_load(const char* file, const char* score_field);
+  // Orders sorted_ by piece bytes (run.c's sort).
   void sort_vocabulary();
+  // run.c's merge loop over tokens[0..n) with the scratch behind them (`slots` words each);
+  // returns the tokens left (text/tokenizer_merge.cpp).
+  std::size_t merge(std::int32_t* tokens, std::size_t n, std::size_t slots) const;
+  // Id of the piece equal to piece(left) || piece(right), or -1.
+  int pair_id(std::int32_t left, std::int32_t right) const;
   // Id of the piece equal to a || b, or -1 (binary search over sorted_).
   int lookup_pair(const unsigned char* a, std::size_t alen, const unsigned char* b,
                            std::size_t blen) const;
 
   int vocab_size_ = 0;
   int max_token_length_ = 0;
+  int longest_piece_ = 0;
+  bool empty_byte_piece_ = false;  // a byte-fallback id (3..258) has an empty piece
   int bos_id_ = kBosToken;
   int eos_id_ = kEosToken;
   std::uint64_t piece_bytes_ = 0;

@@ -59,9 +59,11 @@ int main() {
   std::printf("arena: %lu bytes (plan %lu), kernels %s\n", static_cast<unsigned long>(g_session.arena_bytes()),
               static_cast<unsigned long>(g_session.plan().total()), g_session.kernels().name);
   const char* text = POCKETLM_FIRMWARE_PROMPT;
-  std::int32_t prompt[256];
+  // The ids and the merge's scratch: len + 3 slots (sizeof counts the NUL) of kEncodeWordsPerSlot,
+  // static to keep the stack bounded.
+  static std::int32_t prompt[(sizeof(POCKETLM_FIRMWARE_PROMPT) + 2) * pocketlm::Tokenizer::kEncodeWordsPerSlot];
   int n = 0;
-  st = g_session.encode(text, std::strlen(text), prompt, 256, &n);
+  st = g_session.encode(text, std::strlen(text), prompt, sizeof prompt / sizeof prompt[0], &n);
   if (!st.ok()) {
     std::printf("error: %s\n", st.message());
     return 1;
