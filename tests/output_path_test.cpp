@@ -69,6 +69,7 @@ TEST(OutputPath, ConvertRefusesItsInputHoweverSpelled) {
 }
 
 TEST(OutputPath, TokenLogRefusesTheModelAndTheTokenizer) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   Inputs in;
   const std::string before = sha256_of(in.tok);
   expect_refused({"run", in.model, "-z", in.tok, "-n", "4", "--token-log", in.dir + "-link/tok.bin"},
