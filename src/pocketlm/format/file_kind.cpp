@@ -176,7 +176,8 @@ bool describe_foreign_file(const unsigned char* head, std::size_t n, std::uint64
     }
     if (small && plausible_config(v)) {
       std::snprintf(out, out_size, "a llama2.c v0 checkpoint written big-endian (read so, its header says dim %d, "
-                    "hidden_dim %d, %d layers, vocab_size %d)%s", v[0], v[1], v[2], v[5],
+                    "hidden_dim %d, %d layers, vocab_size %d)%s", static_cast<int>(v[0]), static_cast<int>(v[1]),
+                    static_cast<int>(v[2]), static_cast<int>(v[5]),
                     tokenizer ? ", not a tokenizer.bin"
                               : "; the format is little-endian: export it on a little-endian machine");
       return true;
@@ -184,7 +185,7 @@ bool describe_foreign_file(const unsigned char* head, std::size_t n, std::uint64
   }
   if (is_tok) {
     std::snprintf(out, out_size, "a llama2.c tokenizer (max_token_length %d, first piece '%s'), not a model: give "
-                  "it with -z and a checkpoint as the model", max_len, piece);
+                  "it with -z and a checkpoint as the model", static_cast<int>(max_len), piece);
     return true;
   }
   std::size_t skip = starts_with(head, n, "\xEF\xBB\xBF") ? 3 : 0;  // a UTF-8 byte order mark
