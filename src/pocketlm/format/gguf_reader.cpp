@@ -666,7 +666,7 @@ Status describe_tokenizer(const Parser& p, const Meta& m, ModelSpec* spec) {
   t.tokens_offset = m.tokens_offset;
   t.scores_offset = m.seen[kKScores] ? m.scores_offset : 0;
   // llama2.c's tokenizer.bin spells BOS and EOS "\n<s>\n" and "\n</s>\n"; the loader wraps
-  // those two pieces the same way (text/gguf_tokenizer.h): 2 bytes each.
+  // those two pieces the same way (text/gguf_tokenizer.cpp): 2 bytes each.
   t.piece_bytes = m.piece_bytes + 2 + (spec->config.bos_id != spec->config.eos_id ? 2 : 0);
   t.max_piece_bytes = static_cast<int>(m.max_piece + 2 < INT32_MAX ? m.max_piece + 2 : INT32_MAX);
   if (t.piece_bytes > UINT32_MAX)

@@ -53,7 +53,7 @@ struct TensorInfo {
 
 // A tokenizer stored inside the model file (GGUF's tokenizer.ggml.* arrays), located by the
 // reader so that the session can size its tables and read them later through Storage in chunks
-// (text/gguf_tokenizer.h). Only SentencePiece-style vocabularies ("llama") are readable.
+// (text/gguf_tokenizer.cpp). Only SentencePiece-style vocabularies ("llama") are readable.
 struct EmbeddedTokenizer {
   bool present = false;           // tokenizer.ggml.model is "llama" and its arrays are valid
   char model[16] = "";            // tokenizer.ggml.model as found ("" when absent), for messages

@@ -7,7 +7,7 @@
 //   writes them;
 // - scores are copied; a missing scores array gives every piece score 0.
 // `pocketlm convert --to gguf` applies the inverse, so tok512.bin and tokenizer.bin survive the
-// round trip piece for piece and score for score (tests/gguf_tokenizer_test.cpp).
+// round trip piece for piece and score for score (tests/gguf_format_test.cpp, GgufTokenizer.RoundTripKeepsEveryPieceAndScore).
 #include "pocketlm/format/gguf.h"
 #include "pocketlm/format/model_spec.h"
 #include "pocketlm/io/chunk_reader.h"
