@@ -3,7 +3,7 @@
 The split is the one `pocketlm eval` uses (apps/pocketlm/story_split.h): the text is cut into
 stories at lines holding only ``<|endoftext|>``; story i (0-based, file order) is held out when
 ``SplitMix64(seed + i).next() % 100 >= 95`` (seed 42 by default). Both sides must agree, so any
-change here is a change there too (tests/train_split_test.py checks the counts against eval).
+change here is a change there too (train/selftest.py, the ctest train_selftest, checks the split against pocketlm's).
 """
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ pocketlm's encoder (llama2.c's: a dummy-prefix space, one piece per code point o
 then greedy merges by score) gives the ids SentencePiece gives when the model has:
 byte fallback (ids 3..258 are <0x00>..<0xFF>), no normalisation (rule ``identity``), no
 collapsing of repeated spaces (``remove_extra_whitespaces=False``) and digits split. The test
-tests/train_tokenizer_test.py checks that on every validation story.
+train/check_tokenizer.py (make train-smoke) checks that on every validation story.
 """
 from __future__ import annotations
 
