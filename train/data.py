@@ -76,7 +76,7 @@ def load_checked(path: str, flag: str = "--data", seed: int = DEFAULT_SPLIT_SEED
     training or no validation story (a short text: 5 % are held out, so the first held-out story
     is story 38)."""
     if not os.path.exists(path):
-        raise DataError(f"{flag} {path}: no such file (TinyStories' text comes only with ../shared: docs/sources.md)")
+        raise DataError(f"{flag} {path}: no such file (the default text, TinyStories' tinystories-5k.txt, comes only with ../shared: docs/sources.md)")
     if not os.path.isfile(path):
         raise DataError(f"{flag} {path}: not a regular file")
     try:
