@@ -40,18 +40,10 @@ Status check_system_prompt(ChatTemplate t, bool given) {
 Status start_chat(const std::string& model, const SessionFlags& flags, const ChatSetup& setup, ChatContext* ctx) {
   SessionOptions options;
   POCKETLM_TRY(parse_session_flags(flags, &options, &ctx->host));
-  POCKETLM_TRY(ctx->model.open(model.c_str(), "model"));
-  Storage* tokenizer = nullptr;
-  std::string label, tokenizer_warning;
-  POCKETLM_TRY(open_tokenizer(flags.tokenizer, ctx->model, &ctx->tokenizer, &tokenizer, &label, &tokenizer_warning));
+  POCKETLM_TRY(ctx->files.open(model, flags.tokenizer));
   options.chat = true;
-  const Status st = ctx->session.open(ctx->model, tokenizer, options);
-  if (!st.ok()) {
-    if (st.code() == StatusCode::kOutOfMemory && ctx->session.plan().size() > 0 && !ctx->session.plan().fits())
-      print_plan(ctx->session.plan(), stderr);
-    return st;
-  }
-  if (!tokenizer_warning.empty()) warn(tokenizer_warning);
+  POCKETLM_TRY(open_session(ctx->files, options, &ctx->session));
+  if (!ctx->files.tokenizer_warning.empty()) warn(ctx->files.tokenizer_warning);
   for (const std::string& w : setup.warnings) warn(w);
   return ctx->session.chat_begin(setup.params);
 }

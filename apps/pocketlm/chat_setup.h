@@ -35,7 +35,7 @@ Status parse_chat_flags(const std::string& chat_template, const std::string& t, 
 // A session opened for chat, with what the host lends it and the files it reads.
 struct ChatContext {
   HostResources host;
-  FileStorage model, tokenizer;
+  ModelFiles files;
   Session session;
 };
 

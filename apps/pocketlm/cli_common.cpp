@@ -29,6 +29,12 @@ std::string counted(std::uint64_t n, const char* singular, const char* plural) {
   return std::to_string(n) + " " + (n == 1 ? singular : plural ? plural : std::string(singular) + "s");
 }
 
+std::string fmt(const char* format, double a, double b, double c, double d, double e) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, format, a, b, c, d, e);
+  return buf;
+}
+
 Status parse_float(const char* flag, const std::string& text, float* out) {
   errno = 0;
   char* end = nullptr;
@@ -186,6 +192,18 @@ Status open_tokenizer(const std::string& flag_value, Storage& model, FileStorage
   *use = storage;
   *label = path;
   return Status();
+}
+
+Status ModelFiles::open(const std::string& path, const std::string& z) {
+  POCKETLM_TRY(model.open(path.c_str(), "model"));
+  return open_tokenizer(z, model, &tokenizer_file, &tokenizer, &tokenizer_label, &tokenizer_warning);
+}
+
+Status open_session(ModelFiles& files, const SessionOptions& options, Session* session) {
+  const Status st = session->open(files.model, files.tokenizer, options);
+  if (st.code() == StatusCode::kOutOfMemory && session->plan().size() > 0 && !session->plan().fits())
+    print_plan(session->plan(), stderr);
+  return st;
 }
 
 Status read_whole_file(const std::string& path, const char* what, std::string* out) {

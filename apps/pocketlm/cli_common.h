@@ -32,6 +32,9 @@ void warn(const std::string& message);
 // given, as "stories").
 std::string counted(std::uint64_t n, const char* singular, const char* plural = nullptr);
 
+// printf of up to five doubles into a string (bench's rows; at most 159 characters).
+std::string fmt(const char* format, double a, double b = 0, double c = 0, double d = 0, double e = 0);
+
 // Parses a whole string as a finite float / an integer in range; errors name `flag`.
 Status parse_float(const char* flag, const std::string& text, float* out);
 Status parse_int(const char* flag, const std::string& text, long long min, long long max, long long* out);
@@ -78,6 +81,19 @@ Status open_tokenizer(const std::string& flag_value, Storage& model, FileStorage
                       std::string* label, std::string* warning);
 inline constexpr const char* kTokenizerHelp =
     "tokenizer.bin path (default: the model's own tokenizer for a GGUF model, else tokenizer.bin)";
+
+// The files a command runs a model from: the model and, unless it carries its own, a tokenizer.
+struct ModelFiles {
+  FileStorage model, tokenizer_file;
+  Storage* tokenizer = nullptr;   // nullptr: the model's own (GGUF)
+  std::string tokenizer_label;    // what the summary lines print
+  std::string tokenizer_warning;  // -z replaces the model's own: for warn() once all went well
+  // Opens the model at `path`, then its tokenizer (open_tokenizer, `z` as -z).
+  Status open(const std::string& path, const std::string& z);
+};
+// session->open() over `files`; over budget, the plan is printed to stderr first, so that the
+// one-line error can be read against it.
+Status open_session(ModelFiles& files, const SessionOptions& options, Session* session);
 
 // The whole of the regular file at `path` into *out. A missing file, a directory or a FIFO is
 // a one-line error (FileStorage's, `what` naming the file's role: "text", "--osk"), as is a

@@ -98,18 +98,6 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-// The table's rows go to stdout unless --json asked for the JSON object instead.
-bool g_table = true;
-void row(const char* key, const std::string& value) {
-  if (g_table) std::printf("%-22s | %s\n", key, value.c_str());
-}
-
-std::string fmt(const char* format, double a, double b = 0, double c = 0, double d = 0, double e = 0) {
-  char buf[160];
-  std::snprintf(buf, sizeof buf, format, a, b, c, d, e);
-  return buf;
-}
-
 std::string bytes_text(std::uint64_t bytes) {
   char human[32];
   format_byte_size(bytes, human, sizeof human);
@@ -141,19 +129,11 @@ int run_bench(const BenchOptions& o) {
   const bool sampling = sampled.temperature > 0.0f;
   if (!st.ok()) return fail(st);
 
-  FileStorage model, tokenizer_file;
-  Storage* tokenizer = nullptr;
-  std::string tokenizer_label, tokenizer_warning;
-  st = model.open(o.model.c_str(), "model");
-  if (st.ok()) st = open_tokenizer(o.tokenizer, model, &tokenizer_file, &tokenizer, &tokenizer_label, &tokenizer_warning);
-  if (!st.ok()) return fail(st);
+  ModelFiles files;
   Session session;
-  st = session.open(model, tokenizer, options);
-  if (!st.ok()) {
-    if (st.code() == StatusCode::kOutOfMemory && session.plan().size() > 0 && !session.plan().fits())
-      print_plan(session.plan(), stderr);  // as run: where the bytes go, then the one-line error
-    return fail(st);
-  }
+  st = files.open(o.model, o.tokenizer);
+  if (st.ok()) st = open_session(files, options, &session);
+  if (!st.ok()) return fail(st);
 
   // 0 means seq_len, as for run.
   const int n_steps = steps == 0 ? session.seq_len() : static_cast<int>(std::min<long long>(steps, session.seq_len()));
@@ -177,7 +157,7 @@ int run_bench(const BenchOptions& o) {
     for (std::size_t i = 1; i < prompt.size(); ++i) prompt[i] = text[(i - 1) % text.size()];
     n_prompt = static_cast<int>(prompt_tokens);
   }
-  if (!tokenizer_warning.empty()) warn(tokenizer_warning);
+  if (!files.tokenizer_warning.empty()) warn(files.tokenizer_warning);
 
   Timing t, ts;  // greedy repeats, sampled repeats
   for (Timing* timing : {&t, &ts}) {
@@ -213,7 +193,10 @@ int run_bench(const BenchOptions& o) {
   const double prefill_tps = t.prefill_s > 0 ? t.prefill_passes / t.prefill_s : 0.0;
   const std::uint64_t bytes_per_token = session.model().weight_bytes_per_token();
 
-  g_table = !o.json;
+  // The table's rows go to stdout unless --json asked for the JSON object instead.
+  auto row = [&o](const char* key, const std::string& value) {
+    if (!o.json) std::printf("%-22s | %s\n", key, value.c_str());
+  };
   nlohmann::json j = {{"model", o.model},
                       {"format", format_name(session.spec().format)},
                       {"kernels", session.kernels().name},
@@ -223,7 +206,7 @@ int run_bench(const BenchOptions& o) {
                       {"prompt_tokens", n_prompt},
                       {"repeats", repeats},
                       {"prefill_batch", session.prefill_batch()}};
-  if (g_table) {
+  if (!o.json) {
     std::printf("%-22s | %s\n", "metric", "value");
     std::printf("-----------------------+------------------------------------------------\n");
   }

@@ -94,7 +94,7 @@ int run_console(const ConsoleOptions& o) {
   st = start_chat(o.model, flags, setup, &ctx);
   if (!st.ok()) return fail(st);
   Session& session = ctx.session;
-  st = check_png_outputs(o, script.count(), {{"model", o.model}, {"-z", ctx.tokenizer.name()}, {"--osk", o.osk}});
+  st = check_png_outputs(o, script.count(), {{"model", o.model}, {"-z", ctx.files.tokenizer_file.name()}, {"--osk", o.osk}});
   if (!st.ok()) return fail(st);
 
   std::vector<std::uint32_t> pixels(static_cast<std::size_t>(device->screen_width) *

@@ -56,17 +56,14 @@ namespace {
 
 // A session for one model with its tokenizer (-z or the model's own).
 struct Opened {
-  FileStorage model, tokenizer_file;
+  ModelFiles files;
   Session session;
 };
 
 Status open_model(const std::string& path, const std::string& z, const SessionOptions& options, Opened* o) {
-  POCKETLM_TRY(o->model.open(path.c_str(), "model"));
-  Storage* tokenizer = nullptr;
-  std::string label, warning;
-  POCKETLM_TRY(open_tokenizer(z, o->model, &o->tokenizer_file, &tokenizer, &label, &warning));
-  POCKETLM_TRY(o->session.open(o->model, tokenizer, options));
-  if (!warning.empty()) warn(warning);
+  POCKETLM_TRY(o->files.open(path, z));
+  POCKETLM_TRY(open_session(o->files, options, &o->session));
+  if (!o->files.tokenizer_warning.empty()) warn(o->files.tokenizer_warning);
   return Status();
 }
 

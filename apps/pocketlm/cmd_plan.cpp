@@ -25,29 +25,27 @@ int run_plan(const PlanOptions& o) {
   SessionOptions options;
   Status st = parse_session_flags(o, &options, nullptr);
   if (!st.ok()) return fail(st);
-  FileStorage model, tokenizer_file;
-  Storage* tokenizer = nullptr;
-  std::string tokenizer_label, tokenizer_warning;
-  st = model.open(o.model.c_str(), "model");
-  if (st.ok()) st = open_tokenizer(o.tokenizer, model, &tokenizer_file, &tokenizer, &tokenizer_label, &tokenizer_warning);
+  ModelFiles files;
+  st = files.open(o.model, o.tokenizer);
   if (!st.ok()) return fail(st);
   ModelSpec spec;
   MemoryPlan plan;
-  st = Session::plan(model, tokenizer, options, &spec, &plan);
-  if (st.ok() && !tokenizer && !spec.tokenizer.present)
+  WeightPlacement placement;
+  st = Session::plan(files.model, files.tokenizer, options, &spec, &plan, &placement);
+  if (st.ok() && !files.tokenizer && !spec.tokenizer.present)
     st = Status::error(StatusCode::kInvalidArgument, "%s: the model file carries no tokenizer; give one with -z",
                        o.model.c_str());
   if (!st.ok()) return fail(st);
-  if (!tokenizer_warning.empty()) warn(tokenizer_warning);
+  if (!files.tokenizer_warning.empty()) warn(files.tokenizer_warning);
   const ModelConfig& c = spec.config;
   const Kernels& kernels = session_kernels(options);
-  const Status over = plan.overflow_error(o.model.c_str(), options.device ? options.device->name : nullptr, "");
+  const Status over = Session::check_fits(o.model.c_str(), options, plan, placement);
   if (o.json) {
     nlohmann::json j = {{"model", o.model},
                         {"format", format_name(spec.format)},
                         {"config", config_json(c)},
                         {"seq_len", options.seq_len ? options.seq_len : c.seq_len},
-                        {"tokenizer", tokenizer_label},
+                        {"tokenizer", files.tokenizer_label},
                         {"kernels", kernels.name},
                         {"threads", std::stoi(o.threads)},
                         {"device", options.device ? options.device->name : "host"},
@@ -60,7 +58,7 @@ int run_plan(const PlanOptions& o) {
               o.model.c_str(), format_name(spec.format), c.dim, c.hidden_dim, c.n_layers, plural_s(c.n_layers),
               c.n_heads, plural_s(c.n_heads), c.n_kv_heads, plural_s(c.n_kv_heads), c.vocab_size,
               options.seq_len ? options.seq_len : c.seq_len);
-  std::printf("tokenizer %s, kernels %s, threads %d\n", tokenizer_label.c_str(), kernels.name, std::stoi(o.threads));
+  std::printf("tokenizer %s, kernels %s, threads %d\n", files.tokenizer_label.c_str(), kernels.name, std::stoi(o.threads));
   print_plan(plan, stdout);
   if (!over.ok()) return fail(over);  // the tier that overflows, as run says it
   return kExitOk;

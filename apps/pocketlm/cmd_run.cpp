@@ -110,26 +110,18 @@ int run_run(const RunOptions& o) {
   st = parse_session_flags(o, &options, &host);
   if (!st.ok()) return fail(st);
 
-  FileStorage model, tokenizer_file;
-  Storage* tokenizer = nullptr;
-  std::string tokenizer_label, tokenizer_warning;
-  st = model.open(o.model.c_str(), "model");
-  if (!st.ok()) return fail(st);
-  st = open_tokenizer(o.tokenizer, model, &tokenizer_file, &tokenizer, &tokenizer_label, &tokenizer_warning);
+  ModelFiles files;
+  st = files.open(o.model, o.tokenizer);
   // The log is renamed over its target: never the model or the tokenizer (also tokenizer.bin,
   // run.c's default when -z is not given).
   if (st.ok() && !o.token_log.empty())
-    st = check_output(o.token_log, "--token-log", {{"model", o.model}, {"-z", tokenizer ? tokenizer_label : ""}});
+    st = check_output(o.token_log, "--token-log",
+                      {{"model", o.model}, {"-z", files.tokenizer ? files.tokenizer_label : ""}});
   if (!st.ok()) return fail(st);
 
   Session session;
-  st = session.open(model, tokenizer, options);
-  if (!st.ok()) {
-    // Over --heap: show where the bytes go before the one-line error.
-    if (st.code() == StatusCode::kOutOfMemory && session.plan().size() > 0 && !session.plan().fits())
-      print_plan(session.plan(), stderr);
-    return fail(st);
-  }
+  st = open_session(files, options, &session);
+  if (!st.ok()) return fail(st);
 
   const int steps = clamp_steps(o, session.seq_len(), &sampling);
 
@@ -147,7 +139,7 @@ int run_run(const RunOptions& o) {
     st = log_file.open(o.token_log, "--token-log");
     if (!st.ok()) return fail(st);
   }
-  if (!tokenizer_warning.empty()) warn(tokenizer_warning);
+  if (!files.tokenizer_warning.empty()) warn(files.tokenizer_warning);
   for (const std::string& w : sampling.warnings) warn(w);
   std::vector<std::int32_t> log;
   log.reserve(static_cast<std::size_t>(steps) + 1);

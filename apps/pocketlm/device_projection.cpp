@@ -1,5 +1,7 @@
 #include "device_projection.h"
 
+#include "cli_common.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -31,12 +33,6 @@ double region_reads(const PlanRegion& r, const ModelSpec& spec, int seq_len, dou
   for (const char* weights : {region::kAttention, region::kFfn, region::kNorms, region::kClassifier})
     if (std::strcmp(r.name, weights) == 0) return bytes;
   return 0;
-}
-
-std::string fmt(const char* format, double a, double b = 0, double c = 0) {
-  char buf[160];
-  std::snprintf(buf, sizeof buf, format, a, b, c);
-  return buf;
 }
 
 }  // namespace

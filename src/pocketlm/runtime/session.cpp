@@ -18,7 +18,6 @@ int effective_seq_len(const ModelSpec& spec, const SessionOptions& options) {
   return options.seq_len > 0 ? options.seq_len : spec.config.seq_len;
 }
 
-
 // The tokenizer's piece bytes and the read buffer for parsing it (no larger than the file).
 Status tokenizer_sizes(Storage& tokenizer, const ModelSpec& spec, const SessionOptions& options,
                        std::uint64_t* piece_bytes, std::size_t* chunk) {
@@ -220,6 +219,12 @@ Status Session::plan_in(Storage& model, Storage* tokenizer, const SessionOptions
   return Status();
 }
 
+Status Session::check_fits(const char* model, const SessionOptions& options, const MemoryPlan& plan,
+                           const WeightPlacement& placement) {
+  return plan.overflow_error(model, options.device ? options.device->name : nullptr,
+                             placement.any() ? ", even with the weights it can stream kept in storage" : "");
+}
+
 Status Session::open(Storage& model, Storage& tokenizer, const SessionOptions& options) {
   return open(model, &tokenizer, options);
 }
@@ -243,9 +248,7 @@ Status Session::open(Storage& model, Storage* tokenizer, const SessionOptions& o
                          model.name());
   }
   const std::uint64_t need = plan_.total();
-  if (!plan_.fits())
-    return plan_.overflow_error(model.name(), options.device ? options.device->name : nullptr,
-                                placement_.any() ? ", even with the weights it can stream kept in storage" : "");
+  POCKETLM_TRY(check_fits(model.name(), options, plan_, placement_));
   const int seq_len = effective_seq_len(spec, options);
   if (options.arena_buffer) {
     arena_.init_borrowed(options.arena_buffer, options.arena_buffer_bytes);

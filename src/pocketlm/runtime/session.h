@@ -135,6 +135,10 @@ class Session {
   // weights are placed, or options.prefill_batch when set.
   static Status plan(Storage& model, Storage* tokenizer, const SessionOptions& options, ModelSpec* spec,
                      MemoryPlan* plan, WeightPlacement* placement = nullptr, int* prefill_batch = nullptr);
+  // Ok when `plan` (made by plan() with `placement`) fits, else the one-line error open() gives:
+  // the tier that overflows, what it needs and holds (MemoryPlan::overflow_error).
+  static Status check_fits(const char* model, const SessionOptions& options, const MemoryPlan& plan,
+                           const WeightPlacement& placement);
 
   // Plans, checks the budget (kOutOfMemory with the plan left in plan() when over), then
   // allocates the arena (or checks that the borrowed buffer holds the plan) and loads model and
