@@ -14,6 +14,7 @@ import sys
 import tempfile
 
 from . import data, run
+from .selftest import report_failures
 
 
 
@@ -74,9 +75,7 @@ def main(argv=None) -> int:
                 failures.append(f"{name}: left {out_dir} behind")
             else:
                 print(f"data_errors: {name}: {lines[0]}")
-    for m in failures:
-        print(f"data_errors: FAIL {m}", file=sys.stderr)
-    return 1 if failures else 0
+    return report_failures("data_errors", failures)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,13 @@ TRICKY = ("\n\nFirst story.\r\nSecond line.\n<|endoftext|>\n<|endoftext|>\r\n\nS
           "<|endoftext|>\n <|endoftext|> is not a separator here\n<|endoftext|>\nLast, with no newline")
 
 
+def report_failures(check: str, failures: list[str]) -> int:
+    """Prints each failure of the named check to stderr; the exit code (1 if any, else 0)."""
+    for m in failures:
+        print(f"{check}: FAIL {m}", file=sys.stderr)
+    return 1 if failures else 0
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 2:
@@ -49,9 +56,7 @@ def main(argv=None) -> int:
         failures.append(f"stories: Python cuts {len(stories)}, pocketlm {len(a)}; ids equal: {a == b}")
     else:
         print(f"selftest: the same {len(stories)} stories cut from a text with CRLF, empty and unseparated parts")
-    for m in failures:
-        print(f"selftest: FAIL {m}", file=sys.stderr)
-    return 1 if failures else 0
+    return report_failures("selftest", failures)
 
 
 if __name__ == "__main__":
