@@ -301,4 +301,12 @@ void put_f32(std::vector<unsigned char>& out, float v) {
   out.insert(out.end(), b, b + 4);
 }
 
+std::string float_bits_hex(float v) {
+  std::uint32_t bits = 0;
+  std::memcpy(&bits, &v, 4);
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%08X", static_cast<unsigned>(bits));
+  return buf;
+}
+
 }  // namespace pocketlm::test

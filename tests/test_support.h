@@ -76,6 +76,10 @@ std::string stories260k_gguf(const std::string& type = "f32");
 // Little-endian append helpers for building checkpoints and tokenizers in tests.
 void put_i32(std::vector<unsigned char>& out, std::int32_t v);
 void put_f32(std::vector<unsigned char>& out, float v);
+// The bits of `v` as the engine prints them in errors ("0x7FC00000"). Tests of NaN messages use it
+// rather than a literal: a quiet NaN is 0x7FC00000 on x86 and ARM but 0x7FBFFFFF on MIPS, whose
+// legacy NaN encoding has the quiet bit inverted.
+std::string float_bits_hex(float v);
 
 }  // namespace pocketlm::test
 
