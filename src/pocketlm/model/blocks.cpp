@@ -1,6 +1,7 @@
 #include "pocketlm/model/blocks.h"
 
 #include "pocketlm/base/checked.h"
+#include "pocketlm/kernels/batch.h"
 #include "pocketlm/model/rope_table.h"
 #include "pocketlm/model/row_split.h"
 #include "pocketlm/quant/fp16.h"
@@ -79,9 +80,18 @@ Status BlockOps::carve(const ModelSpec& spec, const Kernels& kernels, Arena& are
   return Status();
 }
 
+TokenRows TokenRows::of(const DecoderState& s) { return TokenRows{1, s.x, s.xb, s.xb2, s.q, s.hb, s.hb2, s.att}; }
+
+TokenRows TokenRows::of(const BatchState& b, const DecoderState& s, int count) {
+  return TokenRows{count, b.x, b.xb, b.xb2, b.q, b.hb, b.hb2, b.att ? b.att : s.att};
+}
+
 void BlockOps::matmul_rows(const MatmulOp& op, int r0, int r1) const {
-  const TensorType act = type_traits(op.w->type).activation;
-  k_->matmul[type_index(op.w->type)](op.out + r0, rows_from(*op.w, r0), input_[type_index(act)], r1 - r0);
+  const int a = type_index(type_traits(op.w->type).activation);
+  if (tokens_ == 1)
+    k_->matmul[type_index(op.w->type)](op.out + r0, rows_from(*op.w, r0), input_[a], r1 - r0);
+  else
+    matmul_batch(*k_, op.out + r0, op.out_stride, rows_from(*op.w, r0), batch_input_[a], r1 - r0);
 }
 
 namespace {
@@ -104,19 +114,37 @@ struct AttentionTask {
 
 }  // namespace
 
-void BlockOps::matmuls(const MatmulOp* ops, int count, const float* x, int n) {
-  // The input in every activation type these matmuls read, each quantized once.
-  input_[type_index(TensorType::kF32)] = Activation{x, nullptr, n, 0};
+void BlockOps::matmuls(const MatmulOp* ops, int count, const float* x, std::size_t x_stride, int n, int tokens) {
+  // Every token's input in each activation type these matmuls read, quantized once.
+  tokens_ = tokens;
+  const int f32 = type_index(TensorType::kF32);
+  if (tokens == 1)
+    input_[f32] = Activation{x, nullptr, n, 0};
+  else
+    batch_input_[f32] = ActivationBatch{x, nullptr, n, 0, tokens, x_stride * sizeof(float), 0};
   bool done[kTensorTypeCount] = {};
   for (int i = 0; i < count; ++i) {
     const int a = type_index(type_traits(ops[i].w->type).activation);
     if (done[a] || !k_->quantize_act[a]) continue;
-    k_->quantize_act[a](x, n, group_[a], input_values_[a], input_scales_[a]);
-    input_[a] = Activation{input_values_[a], input_scales_[a], n, group_[a]};
     done[a] = true;
+    if (tokens == 1) {
+      k_->quantize_act[a](x, n, group_[a], input_values_[a], input_scales_[a]);
+      input_[a] = Activation{input_values_[a], input_scales_[a], n, group_[a]};
+      continue;
+    }
+    ActivationBatch& in = batch_input_[a];
+    // The buffers are the arena's (carve_batch): writable, though an Activation reads them.
+    auto* values = static_cast<unsigned char*>(const_cast<void*>(in.values));
+    auto* scales = const_cast<float*>(in.scales);
+    for (int t = 0; t < tokens; ++t)
+      k_->quantize_act[a](x + static_cast<std::size_t>(t) * x_stride, n, group_[a],
+                          values + static_cast<std::size_t>(t) * in.value_stride,
+                          scales + static_cast<std::size_t>(t) * in.scale_stride);
+    in.n = n;
+    in.count = tokens;
   }
   // Resident ops go out together; a streamed one block by block, in order, each block over
-  // the workers, while the next block is read.
+  // the workers (and every token) while the next block is read.
   MatmulOp resident[3];
   int n_resident = 0;
   for (int i = 0; i < count; ++i)
@@ -126,7 +154,7 @@ void BlockOps::matmuls(const MatmulOp* ops, int count, const float* x, int n) {
     if (!ops[i].w->stream) continue;
     for (int r0 = 0; r0 < ops[i].w->rows;) {
       const Matrix block = source_->stream_rows(*ops[i].w, r0);
-      const MatmulOp op{ops[i].out + r0, &block};
+      const MatmulOp op{ops[i].out + r0, &block, ops[i].out_stride};
       dispatch(&op, 1);
       r0 += block.rows;
     }
@@ -190,32 +218,42 @@ void BlockOps::run_attention(void (*kernel)(const AttentionArgs&), bool per_toke
 }
 
 void BlockOps::attention(const AttentionArgs& args) {
-  run_attention(args.key_cache16 ? k_->attention_f16 : k_->attention, false, args);
-}
-
-void BlockOps::attention_batch(const AttentionArgs& args) {
-  if (args.key_cache16 || !k_->attention_batch)  // then args.att is s.att, one row per head
-    run_attention(args.key_cache16 ? k_->attention_f16 : k_->attention, true, args);
-  else
+  if (args.key_cache16)
+    run_attention(k_->attention_f16, args.count > 1, args);
+  else if (args.count == 1)
+    run_attention(k_->attention, false, args);
+  else if (k_->attention_batch)
     run_attention(k_->attention_batch, false, args);
+  else  // args.att is then s.att, one row per head, reused token after token
+    run_attention(k_->attention, true, args);
 }
 
-void attention_block(BlockOps& ops, const LayerWeights& w, const ModelConfig& c, int seq_len, DecoderState& s, int l,
-                     int pos) {
+void attention_block(BlockOps& ops, const LayerWeights& w, const ModelConfig& c, int seq_len, DecoderState& s,
+                     const TokenRows& r, int l, int pos) {
   const int dim = c.dim, kv_dim = c.kv_dim(), head_size = c.head_size();
-  ops.rmsnorm(s.xb, s.x, w.rms_att.f32(), dim);
-  // This position's key and value are written straight into the cache.
-  const std::size_t loff = static_cast<std::size_t>(l) * static_cast<std::size_t>(seq_len) * kv_dim;
-  const std::size_t at = loff + static_cast<std::size_t>(pos) * kv_dim;
+  const auto sdim = static_cast<std::size_t>(dim), skv = static_cast<std::size_t>(kv_dim);
+  const std::size_t rows_dim = static_cast<std::size_t>(r.count) * sdim;
+  for (std::size_t t = 0; t < rows_dim; t += sdim) ops.rmsnorm(r.xb + t, r.x + t, w.rms_att.f32(), dim);
+  // The rows' keys and values are written straight into the cache, one row per position (an
+  // f16 cache: this one position's, rounded into it below).
+  const std::size_t loff = static_cast<std::size_t>(l) * static_cast<std::size_t>(seq_len) * skv;
+  const std::size_t at = loff + static_cast<std::size_t>(pos) * skv;
   const bool f16 = s.key_cache16 != nullptr;
   float* k = f16 ? s.k_now : s.key_cache + at;
   float* v = f16 ? s.v_now : s.value_cache + at;
-  const MatmulOp qkv[] = {{s.q, &w.wq}, {k, &w.wk}, {v, &w.wv}};
-  ops.matmuls(qkv, 3, s.xb, dim);
-  const std::size_t rope_row = static_cast<std::size_t>(pos) * static_cast<std::size_t>(head_size / 2);
-  apply_rope(s.q, k, dim, kv_dim, head_size, s.rope_cos + rope_row, s.rope_sin + rope_row);
-  AttentionArgs args{s.xb, s.att, s.q, f16 ? nullptr : s.key_cache + loff, f16 ? nullptr : s.value_cache + loff, pos,
-                     c.n_heads, c.n_kv_heads, head_size, kv_dim, seq_len};
+  const MatmulOp qkv[] = {{r.q, &w.wq, sdim}, {k, &w.wk, skv}, {v, &w.wv, skv}};
+  ops.matmuls(qkv, 3, r.xb, sdim, dim, r.count);
+  const auto half = static_cast<std::size_t>(head_size / 2);
+  for (int t = 0; t < r.count; ++t) {
+    const std::size_t rope_row = static_cast<std::size_t>(pos + t) * half;
+    apply_rope(r.q + t * sdim, k + t * skv, dim, kv_dim, head_size, s.rope_cos + rope_row, s.rope_sin + rope_row);
+  }
+  // Causal within the rows: every key up to the last token is in the cache now, and token t
+  // reads positions 0..pos+t only.
+  AttentionArgs args{r.xb, r.att, r.q, f16 ? nullptr : s.key_cache + loff, f16 ? nullptr : s.value_cache + loff,
+                     pos, c.n_heads, c.n_kv_heads, head_size, kv_dim, seq_len};
+  args.count = r.count;
+  args.q_stride = dim;
   if (f16) {
     for (int i = 0; i < kv_dim; ++i) {
       s.key_cache16[at + static_cast<std::size_t>(i)] = fp32_to_fp16(k[i]);
@@ -225,18 +263,20 @@ void attention_block(BlockOps& ops, const LayerWeights& w, const ModelConfig& c,
     args.value_cache16 = s.value_cache16 + loff;
   }
   ops.attention(args);
-  ops.matmul(s.xb2, w.wo, s.xb, dim);
-  for (int i = 0; i < dim; ++i) s.x[i] += s.xb2[i];
+  ops.matmul(r.xb2, sdim, w.wo, r.xb, sdim, dim, r.count);
+  for (std::size_t i = 0; i < rows_dim; ++i) r.x[i] += r.xb2[i];
 }
 
-void ffn_block(BlockOps& ops, const LayerWeights& w, const ModelConfig& c, DecoderState& s) {
+void ffn_block(BlockOps& ops, const LayerWeights& w, const ModelConfig& c, const TokenRows& r) {
   const int dim = c.dim, hidden = c.hidden_dim;
-  ops.rmsnorm(s.xb, s.x, w.rms_ffn.f32(), dim);
-  const MatmulOp gate_up[] = {{s.hb, &w.w1}, {s.hb2, &w.w3}};
-  ops.matmuls(gate_up, 2, s.xb, dim);
-  ops.kernels().swiglu(s.hb, s.hb2, hidden);
-  ops.matmul(s.xb, w.w2, s.hb, hidden);
-  for (int i = 0; i < dim; ++i) s.x[i] += s.xb[i];
+  const auto sdim = static_cast<std::size_t>(dim), shid = static_cast<std::size_t>(hidden);
+  const std::size_t rows_dim = static_cast<std::size_t>(r.count) * sdim;
+  for (std::size_t t = 0; t < rows_dim; t += sdim) ops.rmsnorm(r.xb + t, r.x + t, w.rms_ffn.f32(), dim);
+  const MatmulOp gate_up[] = {{r.hb, &w.w1, shid}, {r.hb2, &w.w3, shid}};
+  ops.matmuls(gate_up, 2, r.xb, sdim, dim, r.count);
+  for (int t = 0; t < r.count; ++t) ops.kernels().swiglu(r.hb + t * shid, r.hb2 + t * shid, hidden);
+  ops.matmul(r.xb, sdim, w.w2, r.hb, shid, hidden, r.count);
+  for (std::size_t i = 0; i < rows_dim; ++i) r.x[i] += r.xb[i];
 }
 
 }  // namespace pocketlm

@@ -58,15 +58,16 @@ struct DecoderState {
 bool activation_row_bytes(TensorType act, std::uint64_t width, int group, std::uint64_t* values,
                           std::uint64_t* scales);
 
-// One matmul of a forward pass: out[w.rows] = W · x.
+// One matmul of a pass over `tokens` inputs: row t of the output (w.rows values) at
+// out + t * out_stride (out_stride is unused for one token).
 struct MatmulOp {
   float* out;
   const Matrix* w;
+  std::size_t out_stride = 0;
 };
 
-// The activations of a block of prompt tokens run together (batched prefill, model/prefill.cpp):
-// row t of each buffer belongs to the block's token t. Attention scores are not here: the
-// tokens attend one after another through DecoderState::att.
+// The activations of a block of prompt tokens run together (batched prefill): row t of each
+// buffer belongs to the block's token t (carved in model/prefill.cpp).
 struct BatchState {
   int batch = 0;            // rows (tokens) per block
   float* x = nullptr;       // [batch * dim]
@@ -76,18 +77,33 @@ struct BatchState {
   float* hb = nullptr;      // [batch * hidden_dim]
   float* hb2 = nullptr;     // [batch * hidden_dim]
   float* att = nullptr;     // [n_heads * kAttentionQueryTile * seq_len] scores, for a backend
-                            // with attention_batch (else null: s.att serves one token at a time)
+                            // with attention_batch (else null: the tokens attend one after
+                            // another through DecoderState::att)
 
   // Carves the buffers of `batch` tokens (batch <= 1: none) in region::kPrefill. Errors: size
   // overflow or arena exhausted (kOutOfMemory).
   Status carve(const ModelConfig& config, int seq_len, int batch, bool batched_attention, Arena& arena);
 };
 
-// One matmul of a batched pass: row t of the output (w.rows values) at out + t * out_stride.
-struct BatchMatmulOp {
-  float* out;
-  std::size_t out_stride;
-  const Matrix* w;
+// The activations the blocks work on: `count` tokens at consecutive positions, token t's row
+// of each buffer at t * dim (x, xb, xb2, q) or t * hidden_dim (hb, hb2). Decode is one row
+// (DecoderState's buffers), prefill a block of rows (BatchState's); the blocks below are
+// written once over rows, with the per-row arithmetic of run.c either way.
+struct TokenRows {
+  int count = 1;
+  float* x = nullptr;
+  float* xb = nullptr;
+  float* xb2 = nullptr;
+  float* q = nullptr;
+  float* hb = nullptr;
+  float* hb2 = nullptr;
+  float* att = nullptr;  // attention scores (Kernels::attention_batch's tile when count > 1)
+
+  // One token: the decoder state's own buffers.
+  static TokenRows of(const DecoderState& s);
+  // The first `count` tokens of a prefill block (count <= b.batch); without batched
+  // attention scores the tokens share s.att, one after another.
+  static TokenRows of(const BatchState& b, const DecoderState& s, int count);
 };
 
 // The kernels, the workers, and the quantized copies of the current input vector.
@@ -103,37 +119,32 @@ class BlockOps {
 
   // out = w * x / rms(x) with the model's eps.
   void rmsnorm(float* out, const float* x, const float* w, int n) const { k_->rmsnorm(out, x, w, n, eps_); }
-  // Up to three matmuls that read the same x[n] (wq/wk/wv, w1/w3): x is quantized once per
-  // activation type, and the row blocks of all of them go to the workers as one job.
-  void matmuls(const MatmulOp* ops, int count, const float* x, int n);
-  void matmul(float* out, const Matrix& w, const float* x, int n) {
-    const MatmulOp op{out, &w};
-    matmuls(&op, 1, x, n);
+  // Up to three matmuls that read the same inputs: `tokens` vectors x[n], token t's at
+  // x + t * x_stride. Each input is quantized once per activation type, and the row blocks of
+  // all the ops go to the workers as one job; with several tokens each weight block is read
+  // once for all of them (kernels/batch.h), streamed matrices fetched block by block once.
+  // One token runs the single-vector kernels (tokens <= the batch carve_batch() carved).
+  void matmuls(const MatmulOp* ops, int count, const float* x, std::size_t x_stride, int n, int tokens);
+  void matmul(float* out, std::size_t out_stride, const Matrix& w, const float* x, std::size_t x_stride, int n,
+              int tokens) {
+    const MatmulOp op{out, &w, out_stride};
+    matmuls(&op, 1, x, x_stride, n, tokens);
   }
-  // Attention heads split over the workers.
+  // One token's out[w.rows] = W · x[n] (the classifier).
+  void matmul(float* out, const Matrix& w, const float* x, int n) { matmul(out, 0, w, x, 0, n, 1); }
+  // args.count queries (token i's q and out rows args.q_stride apart), split over the workers
+  // by heads: one query through the backend's attention (attention_f16 for an f16 cache),
+  // several through attention_batch (args.att sized for it), or the one-query kernel once
+  // per token when the backend has none or the cache is f16.
   void attention(const AttentionArgs& args);
-  // The queries of a block (args.count, args.q_stride; args.att sized for attention_batch):
-  // the backend's attention_batch, or attention once per token (f16 cache, or none), split
-  // over the workers by heads either way.
-  void attention_batch(const AttentionArgs& args);
 
-  // Rows [r0, r1) of one op (r0 a multiple of the op's interleave), for the workers.
+  // Rows [r0, r1) of one op for every token of the current pass (r0 a multiple of the op's
+  // interleave), for the workers.
   void matmul_rows(const MatmulOp& op, int r0, int r1) const;
 
-  // Batched prefill (model/prefill.cpp). Carves the quantized inputs of `batch` tokens per
-  // activation type (after carve()); batch <= 1 carves nothing. Errors: arena exhausted.
+  // Batched prefill. Carves the quantized inputs of `batch` tokens per activation type (after
+  // carve()); batch <= 1 carves nothing. Errors: arena exhausted.
   Status carve_batch(const ModelSpec& spec, int batch, Arena& arena);
-  // As matmuls() for `tokens` inputs (token t's x[n] at x + t * x_stride, tokens <= the
-  // carved batch): each input quantized once, each weight block read once for all tokens,
-  // streamed matrices fetched block by block once.
-  void matmuls_batch(const BatchMatmulOp* ops, int count, const float* x, std::size_t x_stride, int n, int tokens);
-  void matmul_batch(float* out, std::size_t out_stride, const Matrix& w, const float* x, std::size_t x_stride, int n,
-                    int tokens) {
-    const BatchMatmulOp op{out, out_stride, &w};
-    matmuls_batch(&op, 1, x, x_stride, n, tokens);
-  }
-  // Rows [r0, r1) of one batched op for every token of the current batch, for the workers.
-  void matmul_batch_rows(const BatchMatmulOp& op, int r0, int r1) const;
 
  private:
   // `kernel` over args' heads, split over the workers; per_token: a one-query kernel run for
@@ -141,7 +152,6 @@ class BlockOps {
   void run_attention(void (*kernel)(const AttentionArgs&), bool per_token, const AttentionArgs& args);
   // Runs resident ops (all rows in RAM) over the workers as one job.
   void dispatch(const MatmulOp* ops, int count);
-  void dispatch_batch(const BatchMatmulOp* ops, int count);
 
   const Kernels* k_ = nullptr;
   Parallel* parallel_ = nullptr;
@@ -151,24 +161,20 @@ class BlockOps {
   void* input_values_[kTensorTypeCount] = {};   // the current input in each activation type
   float* input_scales_[kTensorTypeCount] = {};
   Activation input_[kTensorTypeCount] = {};
+  int tokens_ = 1;  // inputs of the current matmuls(): 1 reads input_, more batch_input_
   // The current batch of inputs per activation type; for a quantized type its values and
   // scales point at buffers carved by carve_batch().
   ActivationBatch batch_input_[kTensorTypeCount] = {};
 };
 
-// x += wo · attention(RoPE(wq · xb), RoPE(wk · xb), wv · xb) with xb = rmsnorm(x), for layer
-// l at position pos; K and V of this position go into the cache. (run.c's attention block.)
-void attention_block(BlockOps& ops, const LayerWeights& w, const ModelConfig& c, int seq_len, DecoderState& s, int l,
-                     int pos);
-// x += w2 · (silu(w1 · xb) * (w3 · xb)) with xb = rmsnorm(x). (run.c's FFN block.)
-void ffn_block(BlockOps& ops, const LayerWeights& w, const ModelConfig& c, DecoderState& s);
-
-// attention_block for the `count` tokens of b at positions pos..pos+count-1 (causal: token t
-// attends over 0..pos+t), their keys and values written into the cache; the scores go
-// through s.att one token after another. Per token the arithmetic of attention_block.
-void attention_block_batch(BlockOps& ops, const LayerWeights& w, const ModelConfig& c, int seq_len, DecoderState& s,
-                           BatchState& b, int l, int pos, int count);
-// ffn_block for the `count` tokens of b.
-void ffn_block_batch(BlockOps& ops, const LayerWeights& w, const ModelConfig& c, BatchState& b, int count);
+// For each row of r: x += wo · attention(RoPE(wq · xb), RoPE(wk · xb), wv · xb) with
+// xb = rmsnorm(x), for layer l, token t at position pos + t (causal: it attends over
+// 0..pos+t); the rows' keys and values go into the cache. (run.c's attention block.) An f16
+// cache takes one row at a time.
+void attention_block(BlockOps& ops, const LayerWeights& w, const ModelConfig& c, int seq_len, DecoderState& s,
+                     const TokenRows& r, int l, int pos);
+// For each row of r: x += w2 · (silu(w1 · xb) * (w3 · xb)) with xb = rmsnorm(x). (run.c's FFN
+// block.)
+void ffn_block(BlockOps& ops, const LayerWeights& w, const ModelConfig& c, const TokenRows& r);
 
 }  // namespace pocketlm

@@ -9,7 +9,7 @@
 namespace pocketlm {
 
 // Room a Session keeps for the model object itself (the weights and state live in the arena).
-inline constexpr std::size_t kModelObjectBytes = 1088;
+inline constexpr std::size_t kModelObjectBytes = 1104;
 
 struct ModelKind {
   const char* architecture;  // "llama", ...
