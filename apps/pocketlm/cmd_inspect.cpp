@@ -54,7 +54,7 @@ int run_inspect(const InspectOptions& o) {
     if (t.layer >= 0) std::snprintf(layer, sizeof layer, "%d", t.layer);
     std::printf("%-16s %5s %-14s %-5s %12llu %12llu\n", role_name(t.role), layer, shape, type_name(t.type),
                 static_cast<unsigned long long>(t.offset), static_cast<unsigned long long>(t.bytes()));
-    if (t.role != TensorRole::kFreqCisReal && t.role != TensorRole::kFreqCisImag) params += t.numel();
+    if (role_info(t.role).use != TensorUse::kUnused) params += t.numel();
   }
   std::printf("\nparameters  %llu\nheader      %llu bytes\n", static_cast<unsigned long long>(params),
               static_cast<unsigned long long>(spec.header_bytes));

@@ -15,7 +15,7 @@ double macs_per_token(const ModelSpec& spec) {
   double macs = 0;
   for (int i = 0; i < spec.tensor_count(); ++i) {
     const TensorInfo t = spec.tensor(i);
-    if (t.rows > 1 && t.role != TensorRole::kTokenEmbedding && *role_info(t.role).region) macs += double(t.numel());
+    if (role_info(t.role).use == TensorUse::kMatmul) macs += double(t.numel());  // a row-gather table: no arithmetic
   }
   if (spec.shared_classifier) macs += double(spec.tensor(TensorRole::kTokenEmbedding, -1).numel());
   return macs;
@@ -28,10 +28,13 @@ namespace {
 // live in the fastest tier.
 double region_reads(const PlanRegion& r, const ModelSpec& spec, int seq_len, double mean_position) {
   const double bytes = static_cast<double>(r.bytes);
-  if (std::strcmp(r.name, region::kEmbedding) == 0) return bytes / spec.config.vocab_size;  // one row
   if (std::strcmp(r.name, region::kKvCache) == 0) return bytes * std::min(1.0, (mean_position + 1) / seq_len);
-  for (const char* weights : {region::kAttention, region::kFfn, region::kNorms, region::kClassifier})
-    if (std::strcmp(r.name, weights) == 0) return bytes;
+  // A weight region: a row-gather table gives one row per token, the rest is read whole.
+  for (const RoleInfo& role : kRoleTable) {
+    if (!*role.region || std::strcmp(r.name, role.region) != 0) continue;
+    if (role.use == TensorUse::kRowGather) return bytes / static_cast<double>(extent(spec.config, role.rows));
+    return bytes;
+  }
   return 0;
 }
 

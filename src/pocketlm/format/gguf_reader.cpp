@@ -477,7 +477,7 @@ POCKETLM_FRAME Status read_tensor_entry(Parser& p, std::uint64_t index, const Mo
                          p.name(), e->name, ggml_type_name(e->ggml_type), static_cast<unsigned>(e->ggml_type));
   // rmsnorm reads its weights as an f32 vector (llama.cpp writes norms F32 too); refused here,
   // where the file and the tensor's name are known.
-  if (std::strcmp(role_info(e->role).region, region::kNorms) == 0 && type != TensorType::kF32)
+  if (role_info(e->role).use == TensorUse::kNorm && type != TensorType::kF32)
     return Status::error(StatusCode::kUnsupported, "%s: GGUF tensor %s has type %s; norm weights must be F32",
                          p.name(), e->name, ggml_type_name(e->ggml_type));
   const int block = block_elements(type, 0);
@@ -492,7 +492,7 @@ POCKETLM_FRAME Status read_tensor_entry(Parser& p, std::uint64_t index, const Mo
   // The shape a llama model of this config has (the vocabulary is checked once it is known).
   std::uint64_t rows = 0, cols = 0;
   role_shape(c, e->role, &rows, &cols);
-  const bool vocab_rows = e->role == TensorRole::kTokenEmbedding || e->role == TensorRole::kWcls;
+  const bool vocab_rows = role_info(e->role).rows == Extent::kVocab;
   if (e->cols != cols || (!vocab_rows && e->rows != rows))
     return Status::error(StatusCode::kBadFormat, "%s: GGUF tensor %s has shape [%llu, %llu] (rows, columns); expected [%s%llu, %llu]",
                          p.name(), e->name, static_cast<unsigned long long>(e->rows),
@@ -536,21 +536,19 @@ POCKETLM_FRAME Status scan_tensors(Parser& p, std::uint64_t count, const ModelCo
 // Second pass: every per-layer tensor at base + layer * stride, each layer once.
 POCKETLM_FRAME Status check_layers(Parser& p, std::uint64_t count, const ModelConfig& c, std::uint32_t alignment,
                     const RoleSeen* seen) {
-  // One bit per layer for each per-layer role (roles 1..9: rms_att .. w3).
+  // One bit per layer for each per-layer role (by its layer_slot).
   constexpr int kWords = kMaxLayers / 64;
-  constexpr int kFirst = static_cast<int>(TensorRole::kRmsAtt), kLast = static_cast<int>(TensorRole::kW3);
-  std::uint64_t present[kLast - kFirst + 1][kWords] = {};
+  std::uint64_t present[kLayerRoleCount][kWords] = {};
   TensorEntry e;
   for (std::uint64_t i = 0; i < count; ++i) {
     POCKETLM_TRY(read_tensor_entry(p, i, c, alignment, &e));
     if (e.layer < 0) continue;
-    const int r = static_cast<int>(e.role);
-    if (r < kFirst || r > kLast) return Status::error(StatusCode::kBadFormat, "%s: GGUF tensor %s: unexpected layer", p.name(), e.name);
-    std::uint64_t& word = present[r - kFirst][e.layer / 64];
+    if (!is_per_layer(e.role)) return Status::error(StatusCode::kBadFormat, "%s: GGUF tensor %s: unexpected layer", p.name(), e.name);
+    std::uint64_t& word = present[layer_slot(e.role)][e.layer / 64];
     const std::uint64_t bit = std::uint64_t{1} << (e.layer % 64);
     if (word & bit) return Status::error(StatusCode::kBadFormat, "%s: GGUF tensor %s appears twice", p.name(), e.name);
     word |= bit;
-    const RoleSeen& s = seen[r];
+    const RoleSeen& s = seen[static_cast<int>(e.role)];
     // base + layer * stride cannot overflow: base + stride fits (both are offsets in a u64),
     // but a product can; compare without computing it when it would.
     std::uint64_t expect = 0;
@@ -562,9 +560,13 @@ POCKETLM_FRAME Status check_layers(Parser& p, std::uint64_t count, const ModelCo
                            p.name(), e.name, static_cast<unsigned long long>(e.offset),
                            static_cast<unsigned long long>(expect));
   }
-  for (int r = kFirst; r <= kLast; ++r) {
+  // A per-layer role the file holds is there for every layer (a required role the file lacks
+  // is refused before this pass).
+  for (int r = 0; r < kTensorRoleCount; ++r) {
+    const auto role = static_cast<TensorRole>(r);
+    if (!is_per_layer(role) || seen[r].count == 0) continue;
     for (int l = 0; l < c.n_layers; ++l) {
-      if (present[r - kFirst][l / 64] & (std::uint64_t{1} << (l % 64))) continue;
+      if (present[layer_slot(role)][l / 64] & (std::uint64_t{1} << (l % 64))) continue;
       char name[kNameCap];
       gguf_tensor_name(static_cast<TensorRole>(r), l, name, sizeof name);
       return Status::error(StatusCode::kBadFormat, "%s: GGUF tensor %s is missing", p.name(), name);

@@ -15,26 +15,22 @@ const char* format_name(ModelFormat format) {
   return "?";
 }
 
-void role_shape(const ModelConfig& c, TensorRole role, std::uint64_t* rows, std::uint64_t* cols) {
-  const auto dim = static_cast<std::uint64_t>(c.dim);
-  const auto hidden = static_cast<std::uint64_t>(c.hidden_dim);
-  const auto kv_dim = static_cast<std::uint64_t>(c.kv_dim());
-  const auto vocab = static_cast<std::uint64_t>(c.vocab_size);
-  using R = TensorRole;
-  *rows = 1;
-  switch (role) {
-    case R::kTokenEmbedding: case R::kWcls: *rows = vocab; *cols = dim; break;
-    case R::kRmsAtt: case R::kRmsFfn: case R::kRmsFinal: *cols = dim; break;
-    case R::kWq: case R::kWo: *rows = dim; *cols = dim; break;
-    case R::kWk: case R::kWv: *rows = kv_dim; *cols = dim; break;
-    case R::kW1: case R::kW3: *rows = hidden; *cols = dim; break;
-    case R::kW2: *rows = dim; *cols = hidden; break;
-    case R::kFreqCisReal: case R::kFreqCisImag:
-      *rows = static_cast<std::uint64_t>(c.seq_len);
-      *cols = static_cast<std::uint64_t>(c.head_size() / 2);
-      break;
-    default: *cols = 0; break;
+std::uint64_t extent(const ModelConfig& c, Extent e) {
+  switch (e) {
+    case Extent::kOne: return 1;
+    case Extent::kDim: return static_cast<std::uint64_t>(c.dim);
+    case Extent::kHiddenDim: return static_cast<std::uint64_t>(c.hidden_dim);
+    case Extent::kKvDim: return static_cast<std::uint64_t>(c.kv_dim());
+    case Extent::kVocab: return static_cast<std::uint64_t>(c.vocab_size);
+    case Extent::kSeqLen: return static_cast<std::uint64_t>(c.seq_len);
+    case Extent::kHalfHead: return static_cast<std::uint64_t>(c.head_size() / 2);
   }
+  return 0;
+}
+
+void role_shape(const ModelConfig& c, TensorRole role, std::uint64_t* rows, std::uint64_t* cols) {
+  *rows = extent(c, role_info(role).rows);
+  *cols = extent(c, role_info(role).cols);
 }
 
 bool ModelSpec::add_role(TensorRole role, TensorType type, int group, std::uint64_t rows, std::uint64_t cols,

@@ -113,7 +113,9 @@ struct ModelSpec {
   int order_count_ = 0;
 };
 
-// The shape of `role` under `config` (rows, cols) in llama2.c's layout.
+// The value of one shape dimension under `config` (Extent::kOne: 1).
+std::uint64_t extent(const ModelConfig& config, Extent e);
+// The shape of `role` under `config` (rows, cols) in llama2.c's layout (the role table's).
 void role_shape(const ModelConfig& config, TensorRole role, std::uint64_t* rows, std::uint64_t* cols);
 
 // Refuses a model one of whose tensors (values plus q8_0 scales) is larger than `max_bytes`,

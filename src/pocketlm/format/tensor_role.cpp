@@ -1,35 +1,19 @@
 #include "pocketlm/format/tensor_role.h"
 
+#include <cstring>
+
 #include "pocketlm/base/format.h"
 
 namespace pocketlm {
 
-namespace {
-
-const RoleInfo kRoles[kTensorRoleCount] = {
-    {"token_embedding", "token_embd.weight", false, region::kEmbedding},
-    {"rms_att", "blk.%d.attn_norm.weight", true, region::kNorms},
-    {"wq", "blk.%d.attn_q.weight", true, region::kAttention},
-    {"wk", "blk.%d.attn_k.weight", true, region::kAttention},
-    {"wv", "blk.%d.attn_v.weight", true, region::kAttention},
-    {"wo", "blk.%d.attn_output.weight", true, region::kAttention},
-    {"rms_ffn", "blk.%d.ffn_norm.weight", true, region::kNorms},
-    {"w1", "blk.%d.ffn_gate.weight", true, region::kFfn},
-    {"w2", "blk.%d.ffn_down.weight", true, region::kFfn},
-    {"w3", "blk.%d.ffn_up.weight", true, region::kFfn},
-    {"rms_final", "output_norm.weight", false, region::kNorms},
-    // llama2.c v0 stores RoPE's tables; pocketlm computes them (model/rope_table.h).
-    {"freq_cis_real", nullptr, false, region::kUnused},
-    {"freq_cis_imag", nullptr, false, region::kUnused},
-    {"wcls", "output.weight", false, region::kClassifier},
-};
-
-}  // namespace
-
-const RoleInfo& role_info(TensorRole role) {
-  static const RoleInfo kInvalid = {"?", nullptr, false, region::kUnused};
-  const int i = static_cast<int>(role);
-  return i >= 0 && i < kTensorRoleCount ? kRoles[i] : kInvalid;
+void layer_role_names(const char* region_name, char* out, std::size_t cap) {
+  std::size_t used = 0;
+  if (cap) out[0] = '\0';
+  for (const RoleInfo& r : kRoleTable) {
+    if (!r.per_layer || std::strcmp(r.region, region_name) != 0) continue;
+    const std::size_t n = format_to(out + used, cap - used, "%s%s", used ? " " : "", r.name);
+    used = used + n < cap ? used + n : cap - 1;
+  }
 }
 
 void gguf_tensor_name(TensorRole role, int layer, char* out, std::size_t cap) {

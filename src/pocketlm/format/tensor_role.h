@@ -1,8 +1,10 @@
-// Tensor roles: what each weight of a Llama-family model is for, as one table (name in
-// llama2.c's terms, name in GGUF's, per layer or not, and the memory-plan region that holds
-// it). Readers map their files onto roles; the model binds roles to its blocks; the plan
-// groups bytes by the role's region. A new kind of weight (a per-layer embedding table) is one
-// more row.
+// Tensor roles: what each weight of a Llama-family model is and how the forward pass uses it,
+// as one table (name in llama2.c's terms, name in GGUF's, per layer or not, use, shape, place
+// in forward order, and the memory-plan region that holds it). Readers map their files onto
+// roles; the model binds roles to its blocks; the planner and the weight source ask the use
+// column (a row-gather table costs one row per token wherever it lives, a matmul weight all of
+// its bytes); the plan groups bytes by region. A new kind of weight is one more row; which
+// roles a model kind reads, and which it requires, is its architecture's (format/architecture.h).
 #pragma once
 
 #include <cstddef>
@@ -15,6 +17,17 @@ enum class TensorRole : std::uint8_t {
   kFreqCisReal, kFreqCisImag, kWcls, kCount
 };
 inline constexpr int kTensorRoleCount = static_cast<int>(TensorRole::kCount);
+
+// How the forward pass reads a weight.
+enum class TensorUse : std::uint8_t {
+  kMatmul,     // a matrix every token multiplies whole (W · x)
+  kNorm,       // an f32 vector of RMSNorm weights
+  kRowGather,  // a table of which a token reads one row (the token embedding)
+  kUnused,     // stored by some files, read by no kind (llama2.c v0's freq_cis)
+};
+
+// One dimension of a role's shape, in terms of the config (format/model_spec.h).
+enum class Extent : std::uint8_t { kOne, kDim, kHiddenDim, kKvDim, kVocab, kSeqLen, kHalfHead };
 
 // Memory-plan regions that hold weights.
 namespace region {
@@ -30,12 +43,81 @@ struct RoleInfo {
   const char* name;       // llama2.c's name: "token_embedding", "wq", ...
   const char* gguf_name;  // llama.cpp's, with %d for the layer: "blk.%d.attn_q.weight"; null if none
   bool per_layer;
+  TensorUse use;
+  Extent rows, cols;      // shape [rows (out), cols (in)] under a config
+  int order;              // place in the forward pass (a token reads roles in this order);
+                          // per-layer roles are read in it within each layer
   const char* region;     // plan region (region::kUnused: not loaded)
 };
 
-const RoleInfo& role_info(TensorRole role);
+// The table, in enum order. Forward order: the embedding row, per layer the attention norm, q
+// k v, o, the FFN norm, w1 (gate) and w3 (up) together, w2 (down); the final norm, the
+// classifier.
+inline constexpr RoleInfo kRoleTable[kTensorRoleCount] = {
+    {"token_embedding", "token_embd.weight", false, TensorUse::kRowGather, Extent::kVocab, Extent::kDim, 0,
+     region::kEmbedding},
+    {"rms_att", "blk.%d.attn_norm.weight", true, TensorUse::kNorm, Extent::kOne, Extent::kDim, 1, region::kNorms},
+    {"wq", "blk.%d.attn_q.weight", true, TensorUse::kMatmul, Extent::kDim, Extent::kDim, 2, region::kAttention},
+    {"wk", "blk.%d.attn_k.weight", true, TensorUse::kMatmul, Extent::kKvDim, Extent::kDim, 3, region::kAttention},
+    {"wv", "blk.%d.attn_v.weight", true, TensorUse::kMatmul, Extent::kKvDim, Extent::kDim, 4, region::kAttention},
+    {"wo", "blk.%d.attn_output.weight", true, TensorUse::kMatmul, Extent::kDim, Extent::kDim, 5, region::kAttention},
+    {"rms_ffn", "blk.%d.ffn_norm.weight", true, TensorUse::kNorm, Extent::kOne, Extent::kDim, 6, region::kNorms},
+    {"w1", "blk.%d.ffn_gate.weight", true, TensorUse::kMatmul, Extent::kHiddenDim, Extent::kDim, 7, region::kFfn},
+    {"w2", "blk.%d.ffn_down.weight", true, TensorUse::kMatmul, Extent::kDim, Extent::kHiddenDim, 9, region::kFfn},
+    {"w3", "blk.%d.ffn_up.weight", true, TensorUse::kMatmul, Extent::kHiddenDim, Extent::kDim, 8, region::kFfn},
+    {"rms_final", "output_norm.weight", false, TensorUse::kNorm, Extent::kOne, Extent::kDim, 10, region::kNorms},
+    // llama2.c v0 stores RoPE's tables; pocketlm computes them (model/rope_table.h).
+    {"freq_cis_real", nullptr, false, TensorUse::kUnused, Extent::kSeqLen, Extent::kHalfHead, -1, region::kUnused},
+    {"freq_cis_imag", nullptr, false, TensorUse::kUnused, Extent::kSeqLen, Extent::kHalfHead, -1, region::kUnused},
+    {"wcls", "output.weight", false, TensorUse::kMatmul, Extent::kVocab, Extent::kDim, 11, region::kClassifier},
+};
+
+constexpr const RoleInfo& role_info(TensorRole role) { return kRoleTable[static_cast<int>(role)]; }
 inline const char* role_name(TensorRole role) { return role_info(role).name; }
-inline bool is_per_layer(TensorRole role) { return role_info(role).per_layer; }
+constexpr bool is_per_layer(TensorRole role) { return role_info(role).per_layer; }
+
+// Per-layer roles numbered 0.. in enum order: the index of `role`'s weights in a layer's table
+// (model/weight_source.h: LayerWeights); -1 for a global role.
+constexpr int layer_slot(TensorRole role) {
+  if (!is_per_layer(role)) return -1;
+  int slot = 0;
+  for (int r = 0; r < static_cast<int>(role); ++r) slot += kRoleTable[r].per_layer ? 1 : 0;
+  return slot;
+}
+// Global roles that some kind reads (not kUnused) numbered 0.. in enum order: the index of
+// `role`'s weights in the weight source's table of global tensors; -1 for the others.
+constexpr int global_slot(TensorRole role) {
+  if (is_per_layer(role) || role_info(role).use == TensorUse::kUnused) return -1;
+  int slot = 0;
+  for (int r = 0; r < static_cast<int>(role); ++r)
+    slot += !kRoleTable[r].per_layer && kRoleTable[r].use != TensorUse::kUnused ? 1 : 0;
+  return slot;
+}
+inline constexpr int kGlobalRoleCount = [] {
+  int n = 0;
+  for (const RoleInfo& r : kRoleTable) n += !r.per_layer && r.use != TensorUse::kUnused ? 1 : 0;
+  return n;
+}();
+inline constexpr int kLayerRoleCount = [] {
+  int n = 0;
+  for (const RoleInfo& r : kRoleTable) n += r.per_layer ? 1 : 0;
+  return n;
+}();
+
+// The roles `select` accepts, in forward order, into out[kTensorRoleCount]; returns how many.
+template <typename Select>
+int roles_in_forward_order(Select select, TensorRole* out) {
+  int n = 0;
+  for (int order = 0; order < kTensorRoleCount; ++order)
+    for (int r = 0; r < kTensorRoleCount; ++r)
+      if (kRoleTable[r].order == order && select(kRoleTable[r])) out[n++] = static_cast<TensorRole>(r);
+  return n;
+}
+
+// The names of the per-layer roles of plan region `region_name`, in table order, separated by
+// spaces ("wq wk wv wo"), into out[cap]: for the plan's notes.
+void layer_role_names(const char* region_name, char* out, std::size_t cap);
+
 // The GGUF name of (role, layer) into out[cap]: "blk.3.attn_q.weight" for a layer >= 0 of a
 // per-layer role, else the table's name ("output_norm.weight"). The role must have a GGUF name.
 void gguf_tensor_name(TensorRole role, int layer, char* out, std::size_t cap);

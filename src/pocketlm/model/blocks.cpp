@@ -230,10 +230,11 @@ void BlockOps::attention(const AttentionArgs& args) {
 
 void attention_block(BlockOps& ops, const LayerWeights& w, const ModelConfig& c, int seq_len, DecoderState& s,
                      const TokenRows& r, int l, int pos) {
+  using R = TensorRole;
   const int dim = c.dim, kv_dim = c.kv_dim(), head_size = c.head_size();
   const auto sdim = static_cast<std::size_t>(dim), skv = static_cast<std::size_t>(kv_dim);
   const std::size_t rows_dim = static_cast<std::size_t>(r.count) * sdim;
-  for (std::size_t t = 0; t < rows_dim; t += sdim) ops.rmsnorm(r.xb + t, r.x + t, w.rms_att.f32(), dim);
+  for (std::size_t t = 0; t < rows_dim; t += sdim) ops.rmsnorm(r.xb + t, r.x + t, w[R::kRmsAtt].f32(), dim);
   // The rows' keys and values are written straight into the cache, one row per position (an
   // f16 cache: this one position's, rounded into it below).
   const std::size_t loff = static_cast<std::size_t>(l) * static_cast<std::size_t>(seq_len) * skv;
@@ -241,7 +242,7 @@ void attention_block(BlockOps& ops, const LayerWeights& w, const ModelConfig& c,
   const bool f16 = s.key_cache16 != nullptr;
   float* k = f16 ? s.k_now : s.key_cache + at;
   float* v = f16 ? s.v_now : s.value_cache + at;
-  const MatmulOp qkv[] = {{r.q, &w.wq, sdim}, {k, &w.wk, skv}, {v, &w.wv, skv}};
+  const MatmulOp qkv[] = {{r.q, &w[R::kWq], sdim}, {k, &w[R::kWk], skv}, {v, &w[R::kWv], skv}};
   ops.matmuls(qkv, 3, r.xb, sdim, dim, r.count);
   const auto half = static_cast<std::size_t>(head_size / 2);
   for (int t = 0; t < r.count; ++t) {
@@ -263,19 +264,20 @@ void attention_block(BlockOps& ops, const LayerWeights& w, const ModelConfig& c,
     args.value_cache16 = s.value_cache16 + loff;
   }
   ops.attention(args);
-  ops.matmul(r.xb2, sdim, w.wo, r.xb, sdim, dim, r.count);
+  ops.matmul(r.xb2, sdim, w[R::kWo], r.xb, sdim, dim, r.count);
   for (std::size_t i = 0; i < rows_dim; ++i) r.x[i] += r.xb2[i];
 }
 
 void ffn_block(BlockOps& ops, const LayerWeights& w, const ModelConfig& c, const TokenRows& r) {
+  using R = TensorRole;
   const int dim = c.dim, hidden = c.hidden_dim;
   const auto sdim = static_cast<std::size_t>(dim), shid = static_cast<std::size_t>(hidden);
   const std::size_t rows_dim = static_cast<std::size_t>(r.count) * sdim;
-  for (std::size_t t = 0; t < rows_dim; t += sdim) ops.rmsnorm(r.xb + t, r.x + t, w.rms_ffn.f32(), dim);
-  const MatmulOp gate_up[] = {{r.hb, &w.w1, shid}, {r.hb2, &w.w3, shid}};
+  for (std::size_t t = 0; t < rows_dim; t += sdim) ops.rmsnorm(r.xb + t, r.x + t, w[R::kRmsFfn].f32(), dim);
+  const MatmulOp gate_up[] = {{r.hb, &w[R::kW1], shid}, {r.hb2, &w[R::kW3], shid}};
   ops.matmuls(gate_up, 2, r.xb, sdim, dim, r.count);
   for (int t = 0; t < r.count; ++t) ops.kernels().swiglu(r.hb + t * shid, r.hb2 + t * shid, hidden);
-  ops.matmul(r.xb, sdim, w.w2, r.hb, shid, hidden, r.count);
+  ops.matmul(r.xb, sdim, w[R::kW2], r.hb, shid, hidden, r.count);
   for (std::size_t i = 0; i < rows_dim; ++i) r.x[i] += r.xb[i];
 }
 

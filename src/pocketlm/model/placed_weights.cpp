@@ -8,27 +8,9 @@
 namespace pocketlm {
 
 Matrix* PlacedWeights::slot(const TensorInfo& t) {
-  LayerWeights* layer = t.layer >= 0 && layers_ ? &layers_[t.layer] : nullptr;
-  using R = TensorRole;
-  switch (t.role) {
-    case R::kTokenEmbedding: return &token_embedding_;
-    case R::kRmsFinal: return &rms_final_;
-    case R::kWcls: return &wcls_;
-    default: break;
-  }
-  if (!layer) return nullptr;
-  switch (t.role) {
-    case R::kRmsAtt: return &layer->rms_att;
-    case R::kWq: return &layer->wq;
-    case R::kWk: return &layer->wk;
-    case R::kWv: return &layer->wv;
-    case R::kWo: return &layer->wo;
-    case R::kRmsFfn: return &layer->rms_ffn;
-    case R::kW1: return &layer->w1;
-    case R::kW2: return &layer->w2;
-    case R::kW3: return &layer->w3;
-    default: return nullptr;
-  }
+  if (t.layer >= 0) return layers_ ? &layers_[t.layer][t.role] : nullptr;
+  const int g = global_slot(t.role);
+  return g >= 0 ? &global_[g] : nullptr;
 }
 
 Status PlacedWeights::carve(const ModelSpec& spec, const WeightPlacement& placement, const Kernels& kernels,
@@ -42,6 +24,7 @@ Status PlacedWeights::carve(const ModelSpec& spec, const WeightPlacement& placem
 
   // Weights in file order, so that loading reads the file front to back.
   bytes_per_token_ = 0;
+  row_value_bytes_ = row_scale_bytes_ = 0;
   std::uint64_t repack_values = 0, repack_scales = 0;
   for (int i = 0; i < spec.tensor_count(); ++i) {
     const TensorInfo t = spec.tensor(i);
@@ -54,16 +37,21 @@ Status PlacedWeights::carve(const ModelSpec& spec, const WeightPlacement& placem
     if (!matrix && t.type != TensorType::kF32)
       return Status::error(StatusCode::kUnsupported, "tensor %s: norm weights must be f32, not %s",
                            role_name(t.role), type_name(t.type));
-    // The embedding table is only dequantized row by row unless it is also the classifier.
-    if (matrix && (t.role != TensorRole::kTokenEmbedding || spec.shared_classifier))
+    // A row-gather table is only dequantized row by row, unless it is also the classifier.
+    const TensorUse use = role_info(t.role).use;
+    if (matrix && (use != TensorUse::kRowGather || (t.role == TensorRole::kTokenEmbedding && spec.shared_classifier)))
       POCKETLM_TRY(check_kernels_cover(kernels, t.type, role_name(t.role)));
     m->type = t.type;
     m->rows = static_cast<int>(t.rows);
     m->cols = static_cast<int>(t.cols);
     m->group = t.group;
     m->interleave = matrix ? interleave_of(kernels, t.type, t.group) : 1;
-    // Per token every layer tensor and the classifier are read whole; the embedding one row.
-    bytes_per_token_ += t.role == TensorRole::kTokenEmbedding ? t.bytes() / t.rows : t.bytes();
+    // Per token every matrix and norm is read whole; a row-gather table one row.
+    bytes_per_token_ += use == TensorUse::kRowGather ? t.bytes() / t.rows : t.bytes();
+    if (use == TensorUse::kRowGather && placement.in_storage(t, c.n_layers, spec.shared_classifier)) {
+      if (t.value_bytes / t.rows > row_value_bytes_) row_value_bytes_ = t.value_bytes / t.rows;
+      if (t.scale_bytes / t.rows > row_scale_bytes_) row_scale_bytes_ = t.scale_bytes / t.rows;
+    }
     if (placement.in_storage(t, c.n_layers, spec.shared_classifier)) continue;  // see below
     unsigned char* values = nullptr;
     POCKETLM_TRY(carve_array(arena, region, t.value_bytes, &values));
@@ -82,28 +70,23 @@ Status PlacedWeights::carve(const ModelSpec& spec, const WeightPlacement& placem
       if (s > repack_scales) repack_scales = s;
     }
   }
+  Matrix& wcls = global_[global_slot(TensorRole::kWcls)];
   if (spec.shared_classifier) {
-    wcls_ = token_embedding_;
+    wcls = global_[global_slot(TensorRole::kTokenEmbedding)];
     bytes_per_token_ += spec.tensor(TensorRole::kTokenEmbedding, -1).bytes();
   }
-  // Weights in storage: a row buffer for the embedding table, the streamed matrices' buffers.
-  if (placement.table_in_storage) {
-    const TensorInfo t = spec.tensor(TensorRole::kTokenEmbedding, -1);
-    POCKETLM_TRY(carve_array(arena, kStreamRegion, t.value_bytes / t.rows, &row_values_));
-    if (t.scale_bytes) POCKETLM_TRY(carve_array(arena, kStreamRegion, t.scale_bytes / t.rows / sizeof(float), &row_scales_));
-  }
+  // Weights in storage: one row buffer for the row-gather tables, the streamed matrices' buffers.
+  if (row_value_bytes_) POCKETLM_TRY(carve_array(arena, kStreamRegion, row_value_bytes_, &row_values_));
+  if (row_scale_bytes_) POCKETLM_TRY(carve_array(arena, kStreamRegion, row_scale_bytes_ / sizeof(float), &row_scales_));
   POCKETLM_TRY(stream_.carve(spec, placement, kernels, arena));
   if (layers_) {  // a real arena: point the stored matrices at their stream entries
-    for (int l = c.n_layers - placement.streamed_layers; l < c.n_layers; ++l) {
-      LayerWeights& w = layers_[l];
-      Matrix* ms[] = {&w.wq, &w.wk, &w.wv, &w.wo, &w.w1, &w.w2, &w.w3};
-      const TensorRole rs[] = {TensorRole::kWq, TensorRole::kWk, TensorRole::kWv, TensorRole::kWo,
-                               TensorRole::kW1, TensorRole::kW2, TensorRole::kW3};
-      for (int i = 0; i < 7; ++i) ms[i]->stream = stream_.find(rs[i], l);
-    }
+    for (int l = c.n_layers - placement.streamed_layers; l < c.n_layers; ++l)
+      for (int r = 0; r < kTensorRoleCount; ++r)
+        if (is_per_layer(static_cast<TensorRole>(r)))
+          layers_[l][static_cast<TensorRole>(r)].stream = stream_.find(static_cast<TensorRole>(r), l);
     if (const StreamedMatrix* cls = stream_.find(TensorRole::kWcls, -1)) {
-      wcls_ = Matrix{cls->info.type, static_cast<int>(cls->info.rows), static_cast<int>(cls->info.cols), nullptr,
-                     nullptr, cls->info.group, cls->interleave, cls};
+      wcls = Matrix{cls->info.type, static_cast<int>(cls->info.rows), static_cast<int>(cls->info.cols), nullptr,
+                    nullptr, cls->info.group, cls->interleave, cls};
     }
   }
   // Load-time scratch for one block of rows being interleaved.
@@ -175,20 +158,20 @@ Status PlacedWeights::load(Storage& storage, std::size_t chunk_bytes, ReadQueue*
   return Status();
 }
 
-void PlacedWeights::embedding_row(int token, float* out) {
-  const Matrix& e = token_embedding_;
-  if (!placement_.table_in_storage) {
-    dequantize_matrix_row(e, token, out);
+void PlacedWeights::row(TensorRole role, int token, float* out) {
+  const Matrix& m = global_[global_slot(role)];
+  const TensorInfo t = spec_->tensor(role, -1);
+  if (!placement_.in_storage(t, spec_->config.n_layers, spec_->shared_classifier)) {
+    dequantize_matrix_row(m, token, out);
     return;
   }
   // The table stays in storage: read this token's row (values, then its scales).
-  const TensorInfo t = spec_->tensor(TensorRole::kTokenEmbedding, -1);
   const auto n = static_cast<std::size_t>(t.cols);
   const std::size_t rv = row_value_bytes(t.type, n, t.group), rs = row_scale_bytes(t.type, n, t.group);
-  const auto row = static_cast<std::uint64_t>(token);
+  const auto r = static_cast<std::uint64_t>(token);
   stream_.settle();  // the storage serves one reader at a time
-  Status st = read_chunked(*storage_, t.offset + row * rv, row_values_, rv, chunk_bytes_);
-  if (st.ok() && rs) st = read_chunked(*storage_, t.scales_offset + row * rs, row_scales_, rs, chunk_bytes_);
+  Status st = read_chunked(*storage_, t.offset + r * rv, row_values_, rv, chunk_bytes_);
+  if (st.ok() && rs) st = read_chunked(*storage_, t.scales_offset + r * rs, row_scales_, rs, chunk_bytes_);
   if (st.ok()) st = check_finite(*storage_, t, static_cast<std::size_t>(token), row_values_, row_scales_, 1);
   if (!st.ok()) {
     if (status_.ok()) status_ = st;

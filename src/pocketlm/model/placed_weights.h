@@ -1,7 +1,7 @@
 // PlacedWeights: every weight where the plan put it. Resident weights are in the arena, in the
 // layout the kernel backend reads (rows interleaved per matrix for SIMD backends), loaded once
-// in bounded chunks; weights in storage (WeightPlacement) are read per token: the embedding
-// table one row at a time, streamed layers and the classifier block by block through
+// in bounded chunks; weights in storage (WeightPlacement) are read per token: a row-gather
+// table (the token embedding) one row at a time, streamed layers and the classifier block by block through
 // model/weight_stream.h. The forward pass sees one WeightSource either way.
 #pragma once
 
@@ -35,15 +35,15 @@ class PlacedWeights final : public WeightSource {
   // then outlive the session.
   Status load(Storage& storage, std::size_t chunk_bytes, ReadQueue* queue);
 
-  void embedding_row(int token, float* out) override;
+  void row(TensorRole role, int token, float* out) override;
   void begin_token() override { stream_.begin_token(); }
   void begin_layers() override { stream_.begin_token(/*classifier=*/false); }
   const LayerWeights& layer(int l) override { return layers_[l]; }
   Matrix stream_rows(const Matrix& m, int r0) override {
     return stream_.rows(*static_cast<const StreamedMatrix*>(m.stream), r0);
   }
-  const float* final_norm() override { return rms_final_.f32(); }
-  const Matrix& classifier() override { return wcls_; }
+  const float* final_norm() override { return global_[global_slot(TensorRole::kRmsFinal)].f32(); }
+  const Matrix& classifier() override { return global_[global_slot(TensorRole::kWcls)]; }
   std::uint64_t bytes_per_token() const override { return bytes_per_token_; }
   Status status() const override { return status_.ok() ? stream_.status() : status_; }
   // Waits for a read in flight.
@@ -56,14 +56,16 @@ class PlacedWeights final : public WeightSource {
 
   const ModelSpec* spec_ = nullptr;
   WeightPlacement placement_;
-  Matrix token_embedding_;
-  Matrix rms_final_;
-  Matrix wcls_;  // a copy of token_embedding_ when the classifier is shared
+  // The global tensors by global_slot(); the classifier's is a copy of the embedding table's
+  // when the classifier is shared.
+  Matrix global_[kGlobalRoleCount];
   LayerWeights* layers_ = nullptr;
   unsigned char* repack_values_ = nullptr;  // one block of interleaved rows, values
   float* repack_scales_ = nullptr;          // and scales
-  unsigned char* row_values_ = nullptr;     // one embedding row read from storage
+  unsigned char* row_values_ = nullptr;     // one row of a row-gather table read from storage
   float* row_scales_ = nullptr;
+  std::uint64_t row_value_bytes_ = 0;       // their sizes: the widest row-gather row in storage
+  std::uint64_t row_scale_bytes_ = 0;
   WeightStream stream_;
   Storage* storage_ = nullptr;
   std::size_t chunk_bytes_ = 64 * 1024;

@@ -6,24 +6,30 @@
 
 #include <cstdint>
 
+#include "pocketlm/format/tensor_role.h"
 #include "pocketlm/quant/matrix.h"
 
 namespace pocketlm {
 
-// One decoder layer's weights. Norm weights are f32 vectors [dim] (rows == 1).
+// One decoder layer's weights, one per per-layer role of the role table, by role: w[kWq].
+// Shapes are the table's (attention wq [dim, dim], wk wv [kv_dim, dim], wo [dim, dim]; SwiGLU
+// w1 w3 [hidden_dim, dim], w2 [dim, hidden_dim]); norm weights are f32 vectors [dim]
+// (rows == 1). A role the model file does not hold stays an empty Matrix.
 struct LayerWeights {
-  Matrix rms_att, rms_ffn;
-  Matrix wq, wk, wv, wo;  // attention: [dim | kv_dim, dim] and wo [dim, dim]
-  Matrix w1, w2, w3;      // SwiGLU FFN: w1, w3 [hidden_dim, dim], w2 [dim, hidden_dim]
+  Matrix by_slot[kLayerRoleCount];
+
+  const Matrix& operator[](TensorRole role) const { return by_slot[layer_slot(role)]; }
+  Matrix& operator[](TensorRole role) { return by_slot[layer_slot(role)]; }
 };
 
 class WeightSource {
  public:
   virtual ~WeightSource() = default;
-  // Row `token` of the token-embedding table, dequantized to f32 into out[dim]: the first
-  // call of a token's forward pass.
-  virtual void embedding_row(int token, float* out) = 0;
-  // Starts bringing in the token's first streamed weights (after embedding_row).
+  // Row `token` of the row-gather table `role` (TensorUse::kRowGather: the token embedding),
+  // dequantized to f32 into out[cols], wherever the table lives: the first calls of a token's
+  // forward pass.
+  virtual void row(TensorRole role, int token, float* out) = 0;
+  // Starts bringing in the token's first streamed weights (after its rows).
   virtual void begin_token() {}
   // As begin_token() for a pass that stops after the last layer (a block of prompt tokens
   // whose logits nobody reads): nothing of the classifier is read ahead.
@@ -39,8 +45,8 @@ class WeightSource {
   // The final RMSNorm weights [dim] and the classifier [vocab_size, dim].
   virtual const float* final_norm() = 0;
   virtual const Matrix& classifier() = 0;
-  // Bytes of weights one token's forward pass reads (every layer matrix and norm, one
-  // embedding row, the classifier), wherever they live.
+  // Bytes of weights one token's forward pass reads (every matrix and norm whole, one row of
+  // each row-gather table), wherever they live.
   virtual std::uint64_t bytes_per_token() const = 0;
 };
 

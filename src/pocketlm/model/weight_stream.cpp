@@ -16,9 +16,13 @@ template <typename F>
 void for_each_streamed(const ModelSpec& spec, const WeightPlacement& p, F f) {
   using R = TensorRole;
   const int layers = spec.config.n_layers;
-  static const R kOrder[] = {R::kWq, R::kWk, R::kWv, R::kWo, R::kW1, R::kW3, R::kW2};
+  // A streamed layer's matrices (its norms stay in RAM), in the order the forward pass reads them.
+  R order[kTensorRoleCount];
+  const int n = roles_in_forward_order(
+      [](const RoleInfo& r) { return r.per_layer && r.use == TensorUse::kMatmul; }, order);
   for (int l = layers - p.streamed_layers; l < layers; ++l)
-    for (R r : kOrder) f(spec.tensor(r, l));
+    for (int i = 0; i < n; ++i)
+      if (spec.has(order[i])) f(spec.tensor(order[i], l));
   if (spec.shared_classifier ? p.table_in_storage : p.classifier_in_storage) {
     TensorInfo cls = spec.tensor(spec.shared_classifier ? R::kTokenEmbedding : R::kWcls, -1);
     cls.role = R::kWcls;

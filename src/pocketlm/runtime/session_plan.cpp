@@ -37,10 +37,12 @@ Status describe_session_regions(const ModelSpec& spec, const WeightPlacement& pl
   std::uint64_t stored_attention = 0, stored_ffn = 0;
   for (int i = 0; i < spec.tensor_count(); ++i) {
     const TensorInfo t = spec.tensor(i);
-    if (t.role == TensorRole::kTokenEmbedding || t.role == TensorRole::kWcls) continue;
-    if (!placement.in_storage(t, c.n_layers, spec.shared_classifier)) continue;
+    if (!is_per_layer(t.role) || !placement.in_storage(t, c.n_layers, spec.shared_classifier)) continue;
     (std::strcmp(role_info(t.role).region, region::kAttention) == 0 ? stored_attention : stored_ffn) += t.bytes();
   }
+  char attn_roles[48], ffn_roles[48];
+  layer_role_names(region::kAttention, attn_roles, sizeof attn_roles);
+  layer_role_names(region::kFfn, ffn_roles, sizeof ffn_roles);
   const TensorInfo table = spec.tensor(TensorRole::kTokenEmbedding, -1);
   if (placement.table_in_storage) {
     format_to(note, sizeof note, "[%d, %d] %s; one row (%llu bytes) read per token%s", c.vocab_size, c.dim, emb,
@@ -52,15 +54,15 @@ Status describe_session_regions(const ModelSpec& spec, const WeightPlacement& pl
               quantized ? "dequantized" : "copied");
     POCKETLM_TRY(plan->add(region::kEmbedding, 0, note));
   }
-  format_to(note, sizeof note, "wq wk wv wo x %d layer%s, %s", resident, plural_s(resident), attn);
+  format_to(note, sizeof note, "%s x %d layer%s, %s", attn_roles, resident, plural_s(resident), attn);
   POCKETLM_TRY(plan->add(region::kAttention, 0, note));
-  format_to(note, sizeof note, "w1 w2 w3 x %d layer%s (hidden_dim %d), %s", resident, plural_s(resident), c.hidden_dim,
-            ffn);
+  format_to(note, sizeof note, "%s x %d layer%s (hidden_dim %d), %s", ffn_roles, resident, plural_s(resident),
+            c.hidden_dim, ffn);
   POCKETLM_TRY(plan->add(region::kFfn, 0, note));
   if (streamed > 0) {
-    format_to(note, sizeof note, "wq wk wv wo of layers %d..%d, read every token", resident, c.n_layers - 1);
+    format_to(note, sizeof note, "%s of layers %d..%d, read every token", attn_roles, resident, c.n_layers - 1);
     POCKETLM_TRY(plan->add_stored(kStreamedAttentionRegion, stored_attention, note));
-    format_to(note, sizeof note, "w1 w2 w3 of layers %d..%d, read every token", resident, c.n_layers - 1);
+    format_to(note, sizeof note, "%s of layers %d..%d, read every token", ffn_roles, resident, c.n_layers - 1);
     POCKETLM_TRY(plan->add_stored(kStreamedFfnRegion, stored_ffn, note));
   }
   POCKETLM_TRY(plan->add(region::kNorms, 0, "rms_att, rms_ffn per layer + rms_final, f32"));
