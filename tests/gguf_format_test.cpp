@@ -27,21 +27,11 @@ namespace {
 
 using namespace gguf;
 
-class VectorSink final : public ByteSink {
- public:
-  Status write(const void* data, std::size_t bytes) override {
-    const auto* p = static_cast<const unsigned char*>(data);
-    bytes_.insert(bytes_.end(), p, p + bytes);
-    return Status();
-  }
-  std::vector<unsigned char>& bytes() { return bytes_; }
-
- private:
-  std::vector<unsigned char> bytes_;
-};
+using test::VectorSink;
 
 struct TinyOptions {
   std::string arch = "llama";
+  bool arch_after_keys = false;  // general.architecture written after the llama.* keys
   bool block_count = true;
   bool duplicate_key = false;
   std::uint32_t matrix_type = kGgmlF32;
@@ -89,8 +79,9 @@ Tiny make_tiny(const TinyOptions& o = TinyOptions()) {
   if (!o.extra_tensor.empty()) tensors.push_back({o.extra_tensor, 1, 32});
   const std::uint64_t kv = 9 + (o.block_count ? 1 : 0) + (o.duplicate_key ? 1 : 0) + (o.tokenizer ? 5 : 0);
   EXPECT_TRUE(w.begin(tensors.size(), kv).ok());
-  EXPECT_TRUE(w.kv_string(key::kArchitecture, o.arch.c_str()).ok());
+  if (!o.arch_after_keys) EXPECT_TRUE(w.kv_string(key::kArchitecture, o.arch.c_str()).ok());
   EXPECT_TRUE(w.kv_u32(key::kContextLength, 8).ok());
+  if (o.arch_after_keys) EXPECT_TRUE(w.kv_string(key::kArchitecture, o.arch.c_str()).ok());
   EXPECT_TRUE(w.kv_u32(key::kEmbeddingLength, 32).ok());
   if (o.block_count) EXPECT_TRUE(w.kv_u32(key::kBlockCount, 2).ok());
   if (o.duplicate_key) EXPECT_TRUE(w.kv_u32(key::kEmbeddingLength, 32).ok());
@@ -322,7 +313,11 @@ TEST(GgufBadInput, TypesAndNames) {
   EXPECT_ERROR(make_tiny(o).bytes, "m.gguf: GGUF tensor rope_freqs.weight is not a tensor of a llama model");
   o = TinyOptions();
   o.arch = "gemma3n";
-  EXPECT_ERROR(make_tiny(o).bytes, "m.gguf: GGUF key general.architecture = 'gemma3n' is not supported");
+  EXPECT_ERROR(make_tiny(o).bytes, "m.gguf: GGUF key general.architecture = 'gemma3n' is not supported (pocketlm runs: llama");
+  // The keys of an architecture are read under its prefix, so the file says which one first.
+  TinyOptions late;
+  late.arch_after_keys = true;
+  EXPECT_ERROR(make_tiny(late).bytes, "m.gguf: GGUF key llama.context_length comes before general.architecture");
   o = TinyOptions();
   o.block_count = false;
   EXPECT_ERROR(make_tiny(o).bytes, "m.gguf: GGUF key llama.block_count is missing");

@@ -89,7 +89,7 @@ TEST(ModelKinds, AnUnknownArchitectureIsNamed) {
   EXPECT_TRUE(contains(st, "'gemma3n'")) << st.message();
   spec.architecture = "llama";
   ASSERT_TRUE(find_model_kind("m", spec, &kind).ok());
-  EXPECT_STREQ(kind->architecture, "llama");
+  EXPECT_STREQ(kind->architecture->name, "llama");
 }
 
 // Logits of two tokens (positions 0 and 1) of stories260K under a possibly edited config.

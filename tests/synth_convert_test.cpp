@@ -91,6 +91,7 @@ TEST(SynthConvertTest, Stories260KSynthIsAValidCheckpoint) {
   r = run_pocketlm({"inspect", v0});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("llama2.c v0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nkind        llama\n"), std::string::npos) << r.out;  // llama2.c files are llama
   EXPECT_NE(r.out.find("dim 64, hidden_dim 172, n_layers 5, n_heads 8, n_kv_heads 4, vocab_size 512, seq_len 512"),
             std::string::npos)
       << r.out;

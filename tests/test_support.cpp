@@ -301,6 +301,12 @@ void put_f32(std::vector<unsigned char>& out, float v) {
   out.insert(out.end(), b, b + 4);
 }
 
+Status VectorSink::write(const void* data, std::size_t bytes) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  bytes_.insert(bytes_.end(), p, p + bytes);
+  return Status();
+}
+
 std::string float_bits_hex(float v) {
   std::uint32_t bits = 0;
   std::memcpy(&bits, &v, 4);

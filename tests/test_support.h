@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include "pocketlm/format/gguf_writer.h"
+
 namespace pocketlm::test {
 
 // Where the files the tests read come from. shared/ ($POCKETLM_SHARED, else ../shared beside
@@ -72,6 +74,16 @@ std::string sha256_of(const std::string& path);
 // stories260K.bin converted by `pocketlm convert --to gguf --type TYPE -z tok512.bin` into a
 // fresh temporary directory; a failed conversion is a test failure.
 std::string stories260k_gguf(const std::string& type = "f32");
+
+// A GgufWriter's sink that keeps the bytes in memory.
+class VectorSink final : public ByteSink {
+ public:
+  Status write(const void* data, std::size_t bytes) override;
+  std::vector<unsigned char>& bytes() { return bytes_; }
+
+ private:
+  std::vector<unsigned char> bytes_;
+};
 
 // Little-endian append helpers for building checkpoints and tokenizers in tests.
 void put_i32(std::vector<unsigned char>& out, std::int32_t v);

@@ -5,6 +5,7 @@
 
 #include "pocketlm/base/checked.h"
 #include "pocketlm/base/format.h"
+#include "pocketlm/format/architecture.h"
 #include "pocketlm/format/gguf.h"
 #include "pocketlm/io/chunk_reader.h"
 
@@ -55,21 +56,25 @@ constexpr std::size_t kKeyCap = 64;    // every key pocketlm reads is shorter
 constexpr std::size_t kNameCap = 64;   // every tensor name pocketlm reads is shorter
 constexpr std::size_t kShortCap = 16;  // architecture, tokenizer model, rope scaling type
 
-// Keys pocketlm reads, each at most once.
+// Keys pocketlm reads, each at most once, besides an architecture's integer keys
+// (format/architecture.h). kKEps..kKRopeScaling are under the architecture's prefix
+// ("llama.rope.freq_base"): their entries here are the part after "<architecture>.".
 enum Known : int {
-  kKArch, kKAlign, kKCtx, kKDim, kKLayers, kKFfn, kKHeads, kKKvHeads, kKEps, kKTheta, kKRopeDims, kKRopeScaling,
-  kKVocab, kKTokModel, kKTokens, kKScores, kKTypes, kKBos, kKEos, kKnownCount
+  kKArch, kKAlign, kKEps, kKTheta, kKRopeDims, kKRopeScaling, kKTokModel, kKTokens, kKScores, kKTypes, kKBos, kKEos,
+  kKnownCount
 };
 const char* const kKnownKeys[kKnownCount] = {
-    key::kArchitecture, key::kAlignment,  key::kContextLength, key::kEmbeddingLength, key::kBlockCount,
-    key::kFeedForwardLength, key::kHeadCount, key::kHeadCountKv, key::kRmsEps, key::kRopeFreqBase,
-    key::kRopeDimensionCount, key::kRopeScalingType, key::kVocabSize, key::kTokenizerModel, key::kTokens,
-    key::kScores, key::kTokenTypes, key::kBosId, key::kEosId};
+    key::kArchitecture, key::kAlignment, "attention.layer_norm_rms_epsilon", "rope.freq_base", "rope.dimension_count",
+    "rope.scaling.type", key::kTokenizerModel, key::kTokens, key::kScores, key::kTokenTypes, key::kBosId, key::kEosId};
+constexpr bool under_architecture(int k) { return k >= kKEps && k <= kKRopeScaling; }
 
 // What the metadata said (counts -1 when absent).
 struct Meta {
   bool seen[kKnownCount] = {};
-  char arch[kShortCap] = "";
+  const Architecture* arch = nullptr;  // from general.architecture, which comes before its keys
+  bool arch_seen[kMaxArchitectureKeys] = {};
+  long long arch_ints[kMaxArchitectureKeys] = {};
+  char arch_name[kShortCap] = "";
   char tok_model[kShortCap] = "";
   char rope_scaling[kShortCap] = "";
   std::uint64_t alignment = kDefaultAlignment;
@@ -277,6 +282,43 @@ Status scan_array4(Parser& p, const char* key, std::uint32_t type, ValueType wan
   return p.skip(*count * 4);
 }
 
+// "<architecture>.<suffix>" into out (kKeyCap), for messages.
+const char* arch_key(const Meta& m, const char* suffix, char* out) {
+  format_to(out, kKeyCap, "%s.%s", m.arch_name, suffix);
+  return out;
+}
+
+// Which key `key` is: a Known index (k), an index into the architecture's keys (ak), or
+// neither. A key under the prefix of an architecture pocketlm knows, before
+// general.architecture has said which one this file is, is an error.
+Status match_key(const Parser& p, const char* key, const Meta& m, int* k, int* ak) {
+  *k = kKnownCount;
+  *ak = -1;
+  for (int j = 0; j < kKnownCount; ++j)
+    if (!under_architecture(j) && std::strcmp(key, kKnownKeys[j]) == 0) *k = j;
+  const char* dot = std::strchr(key, '.');
+  if (*k != kKnownCount || !dot) return Status();
+  char prefix[kShortCap];
+  const auto len = static_cast<std::size_t>(dot - key);
+  if (len >= sizeof prefix) return Status();
+  std::memcpy(prefix, key, len);
+  prefix[len] = '\0';
+  if (!m.arch) {
+    if (find_architecture(prefix))
+      return Status::error(StatusCode::kBadFormat,
+                           "%s: GGUF key %s comes before general.architecture, which pocketlm reads first (llama.cpp "
+                           "writes it first)",
+                           p.name(), key);
+    return Status();
+  }
+  if (std::strcmp(prefix, m.arch->name) != 0) return Status();
+  for (int j = kKEps; j <= kKRopeScaling; ++j)
+    if (std::strcmp(dot + 1, kKnownKeys[j]) == 0) *k = j;
+  for (int i = 0; i < m.arch->key_count; ++i)
+    if (std::strcmp(dot + 1, m.arch->keys[i].suffix) == 0) *ak = i;
+  return Status();
+}
+
 POCKETLM_FRAME Status read_metadata(Parser& p, std::uint64_t kv_count, Meta* m) {
   char key[kKeyCap];
   for (std::uint64_t i = 0; i < kv_count; ++i) {
@@ -292,10 +334,14 @@ POCKETLM_FRAME Status read_metadata(Parser& p, std::uint64_t kv_count, Meta* m) 
     if (type >= kValueTypeCount)
       return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s has value type %u, which GGUF does not define",
                            p.name(), key, static_cast<unsigned>(type));
-    int k = kKnownCount;
-    if (key_len < kKeyCap)
-      for (int j = 0; j < kKnownCount; ++j)
-        if (std::strcmp(key, kKnownKeys[j]) == 0) k = j;
+    int k = kKnownCount, ak = -1;
+    if (key_len < kKeyCap) POCKETLM_TRY(match_key(p, key, *m, &k, &ak));
+    if (ak >= 0) {
+      if (m->arch_seen[ak]) return bad(p, key, "appears twice");
+      m->arch_seen[ak] = true;
+      POCKETLM_TRY(read_int(p, key, type, &m->arch_ints[ak]));
+      continue;
+    }
     if (k == kKnownCount) {
       POCKETLM_TRY(skip_value(p, key, type, 0));
       continue;
@@ -303,7 +349,17 @@ POCKETLM_FRAME Status read_metadata(Parser& p, std::uint64_t kv_count, Meta* m) 
     if (m->seen[k]) return bad(p, key, "appears twice");
     m->seen[k] = true;
     switch (k) {
-      case kKArch: POCKETLM_TRY(read_short_string(p, key, type, m->arch)); break;
+      case kKArch:
+        POCKETLM_TRY(read_short_string(p, key, type, m->arch_name));
+        m->arch = find_architecture(m->arch_name);
+        if (!m->arch) {
+          char names[64];
+          architecture_names(names, sizeof names);
+          return Status::error(StatusCode::kUnsupported,
+                               "%s: GGUF key general.architecture = '%s' is not supported (pocketlm runs: %s)",
+                               p.name(), m->arch_name, names);
+        }
+        break;
       case kKTokModel: POCKETLM_TRY(read_short_string(p, key, type, m->tok_model)); break;
       case kKRopeScaling: POCKETLM_TRY(read_short_string(p, key, type, m->rope_scaling)); break;
       case kKEps: POCKETLM_TRY(read_float(p, key, type, &m->eps)); break;
@@ -317,62 +373,81 @@ POCKETLM_FRAME Status read_metadata(Parser& p, std::uint64_t kv_count, Meta* m) 
   return Status();
 }
 
-// A positive int hyperparameter: required ones must be present.
-Status hyper(const Parser& p, const Meta& m, int k, bool required, int fallback, int* out) {
-  if (!m.seen[k]) {
-    if (required)
-      return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s is missing (a llama model needs it)", p.name(),
-                           kKnownKeys[k]);
-    *out = fallback;
-    return Status();
+int* config_field(ModelConfig* c, ConfigField f, int* vocab) {
+  switch (f) {
+    case ConfigField::kDim: return &c->dim;
+    case ConfigField::kHiddenDim: return &c->hidden_dim;
+    case ConfigField::kLayers: return &c->n_layers;
+    case ConfigField::kHeads: return &c->n_heads;
+    case ConfigField::kKvHeads: return &c->n_kv_heads;
+    case ConfigField::kSeqLen: return &c->seq_len;
+    case ConfigField::kVocab: return vocab;
+    default: return &c->kind_params[static_cast<int>(f) - static_cast<int>(ConfigField::kKindParam0)];
   }
-  if (m.ints[k] <= 0 || m.ints[k] > INT32_MAX)
-    return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s = %lld must be in [1, %d]", p.name(), kKnownKeys[k],
-                         m.ints[k], kIntMax);
-  *out = static_cast<int>(m.ints[k]);
+}
+
+// The architecture's integer keys into the config: positive, and present where required (an
+// absent head_count_kv is head_count, as in llama.cpp; others stay 0). The vocabulary key
+// goes to *vocab (-1 when absent), checked against the embedding table later.
+Status read_arch_keys(const Parser& p, const Meta& m, ModelConfig* c, long long* vocab) {
+  int vocab_value = -1;
+  for (int i = 0; i < m.arch->key_count; ++i) {
+    const ArchitectureKey& k = m.arch->keys[i];
+    char name[kKeyCap];
+    int* out = config_field(c, k.field, &vocab_value);
+    if (!m.arch_seen[i]) {
+      if (k.required)
+        return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s is missing (a %s model needs it)", p.name(),
+                             arch_key(m, k.suffix, name), m.arch->name);
+      if (k.field == ConfigField::kKvHeads) *out = c->n_heads;
+      continue;
+    }
+    if (m.arch_ints[i] <= 0 || m.arch_ints[i] > INT32_MAX)
+      return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s = %lld must be in [1, %d]", p.name(),
+                           arch_key(m, k.suffix, name), m.arch_ints[i], kIntMax);
+    *out = static_cast<int>(m.arch_ints[i]);
+  }
+  *vocab = vocab_value;
   return Status();
 }
 
 bool finite_positive(float v) { return v > 0.0f && v <= 3.4028234663852886e38f; }
 
-Status read_config(const Parser& p, const Meta& m, ModelConfig* c) {
-  if (!m.seen[kKArch])
-    return Status::error(StatusCode::kBadFormat, "%s: GGUF key general.architecture is missing", p.name());
-  if (std::strcmp(m.arch, "llama") != 0)
+Status read_config(const Parser& p, const Meta& m, ModelConfig* c, long long* vocab) {
+  if (!m.arch) return Status::error(StatusCode::kBadFormat, "%s: GGUF key general.architecture is missing", p.name());
+  POCKETLM_TRY(read_arch_keys(p, m, c, vocab));
+  char a[kKeyCap], b[kKeyCap];
+  // Sizes every Llama-family kind has; an architecture row that reads none of one is a bug.
+  if (c->dim <= 0 || c->n_layers <= 0 || c->n_heads <= 0 || c->n_kv_heads <= 0 || c->seq_len <= 0)
     return Status::error(StatusCode::kUnsupported,
-                         "%s: GGUF key general.architecture = '%s' is not supported (pocketlm runs 'llama')", p.name(),
-                         m.arch);
-  POCKETLM_TRY(hyper(p, m, kKDim, true, 0, &c->dim));
-  POCKETLM_TRY(hyper(p, m, kKFfn, true, 0, &c->hidden_dim));
-  POCKETLM_TRY(hyper(p, m, kKLayers, true, 0, &c->n_layers));
-  POCKETLM_TRY(hyper(p, m, kKHeads, true, 0, &c->n_heads));
-  POCKETLM_TRY(hyper(p, m, kKKvHeads, false, c->n_heads, &c->n_kv_heads));
-  POCKETLM_TRY(hyper(p, m, kKCtx, true, 0, &c->seq_len));
+                         "%s: architecture '%s' does not give dim, block_count, head counts and context_length",
+                         p.name(), m.arch->name);
   if (c->n_layers > kMaxLayers)
     return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s = %d is more than %d layers", p.name(),
-                         key::kBlockCount, c->n_layers, kMaxLayers);
+                         arch_key(m, "block_count", a), c->n_layers, kMaxLayers);
   if (c->dim % c->n_heads != 0)
     return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s = %d is not a multiple of %s = %d", p.name(),
-                         key::kEmbeddingLength, c->dim, key::kHeadCount, c->n_heads);
+                         arch_key(m, "embedding_length", a), c->dim, arch_key(m, "attention.head_count", b), c->n_heads);
   if (c->n_kv_heads > c->n_heads || c->n_heads % c->n_kv_heads != 0)
     return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s = %d does not divide %s = %d", p.name(),
-                         key::kHeadCountKv, c->n_kv_heads, key::kHeadCount, c->n_heads);
+                         arch_key(m, "attention.head_count_kv", a), c->n_kv_heads,
+                         arch_key(m, "attention.head_count", b), c->n_heads);
   if (c->head_size() % 2 != 0)
     return Status::error(StatusCode::kBadFormat, "%s: GGUF head size %s / %s = %d is odd (RoPE rotates pairs)", p.name(),
-                         key::kEmbeddingLength, key::kHeadCount, c->head_size());
+                         arch_key(m, "embedding_length", a), arch_key(m, "attention.head_count", b), c->head_size());
   if (m.seen[kKRopeDims] && m.ints[kKRopeDims] != c->head_size())
     return Status::error(StatusCode::kUnsupported,
                          "%s: GGUF key %s = %lld differs from the head size %d (partial RoPE is not supported)",
-                         p.name(), key::kRopeDimensionCount, m.ints[kKRopeDims], c->head_size());
+                         p.name(), arch_key(m, kKnownKeys[kKRopeDims], a), m.ints[kKRopeDims], c->head_size());
   if (m.seen[kKRopeScaling] && std::strcmp(m.rope_scaling, "none") != 0)
     return Status::error(StatusCode::kUnsupported, "%s: GGUF key %s = '%s' is not supported (only 'none')", p.name(),
-                         key::kRopeScalingType, m.rope_scaling);
+                         arch_key(m, kKnownKeys[kKRopeScaling], a), m.rope_scaling);
   if (!finite_positive(m.eps))
     return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s = %f must be a positive finite number", p.name(),
-                         key::kRmsEps, static_cast<double>(m.eps));
+                         arch_key(m, kKnownKeys[kKEps], a), static_cast<double>(m.eps));
   if (!finite_positive(m.theta))
     return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s = %f must be a positive finite number", p.name(),
-                         key::kRopeFreqBase, static_cast<double>(m.theta));
+                         arch_key(m, kKnownKeys[kKTheta], a), static_cast<double>(m.theta));
   c->rms_eps = m.eps;
   c->rope_theta = m.theta;
   return Status();
@@ -397,10 +472,10 @@ struct TensorEntry {
 };
 
 // "blk.12.attn_q.weight" -> kWq, 12; false for any other name.
-bool match_name(const char* name, TensorRole* role, int* layer) {
+bool match_name(const char* name, const Architecture& arch, TensorRole* role, int* layer) {
   for (int r = 0; r < kTensorRoleCount; ++r) {
     const RoleInfo& info = role_info(static_cast<TensorRole>(r));
-    if (!info.gguf_name) continue;
+    if (!info.gguf_name || !(arch.roles & role_bit(static_cast<TensorRole>(r)))) continue;
     if (!info.per_layer) {
       if (std::strcmp(name, info.gguf_name) != 0) continue;
       *role = static_cast<TensorRole>(r);
@@ -433,8 +508,8 @@ bool supported(std::uint32_t ggml_type, TensorType* type) {
 
 // Reads one tensor info and checks what can be checked on its own.
 // `index` counts the tensor infos from 0, for messages.
-POCKETLM_FRAME Status read_tensor_entry(Parser& p, std::uint64_t index, const ModelConfig& c, std::uint32_t alignment,
-                                        TensorEntry* e) {
+POCKETLM_FRAME Status read_tensor_entry(Parser& p, std::uint64_t index, const ModelConfig& c, const Architecture& arch,
+                                        std::uint32_t alignment, TensorEntry* e) {
   std::uint64_t len = 0;
   char what[40];
   format_to(what, sizeof what, "tensor %llu name", static_cast<unsigned long long>(index));
@@ -454,14 +529,14 @@ POCKETLM_FRAME Status read_tensor_entry(Parser& p, std::uint64_t index, const Mo
   }
   POCKETLM_TRY(p.u32(&e->ggml_type));
   POCKETLM_TRY(p.u64(&e->offset));
-  if (len >= kNameCap || !match_name(e->name, &e->role, &e->layer))
+  if (len >= kNameCap || !match_name(e->name, arch, &e->role, &e->layer))
     return Status::error(StatusCode::kBadFormat,
-                         "%s: GGUF tensor %s%s is not a tensor of a llama model (token_embd.weight, "
+                         "%s: GGUF tensor %s%s is not a tensor of a %s model (token_embd.weight, "
                          "blk.N.attn_q.weight, ..., output_norm.weight, output.weight)",
-                         p.name(), e->name, len >= kNameCap ? "..." : "");
+                         p.name(), e->name, len >= kNameCap ? "..." : "", arch.name);
   if (e->layer >= c.n_layers)
-    return Status::error(StatusCode::kBadFormat, "%s: GGUF tensor %s is for layer %d but %s = %d", p.name(), e->name,
-                         e->layer, key::kBlockCount, c.n_layers);
+    return Status::error(StatusCode::kBadFormat, "%s: GGUF tensor %s is for layer %d but %s.block_count = %d", p.name(),
+                         e->name, e->layer, arch.name, c.n_layers);
   if (dims[2] != 1 || dims[3] != 1)
     return Status::error(StatusCode::kBadFormat, "%s: GGUF tensor %s has shape [%llu, %llu, %llu, %llu]; expected 2 dimensions",
                          p.name(), e->name, static_cast<unsigned long long>(dims[0]),
@@ -502,10 +577,11 @@ POCKETLM_FRAME Status read_tensor_entry(Parser& p, std::uint64_t index, const Mo
 }
 
 // First pass over the tensor infos: one RoleSeen per role.
-POCKETLM_FRAME Status scan_tensors(Parser& p, std::uint64_t count, const ModelConfig& c, std::uint32_t alignment, RoleSeen* seen) {
+POCKETLM_FRAME Status scan_tensors(Parser& p, std::uint64_t count, const ModelConfig& c, const Architecture& arch,
+                                   std::uint32_t alignment, RoleSeen* seen) {
   TensorEntry e;
   for (std::uint64_t i = 0; i < count; ++i) {
-    POCKETLM_TRY(read_tensor_entry(p, i, c, alignment, &e));
+    POCKETLM_TRY(read_tensor_entry(p, i, c, arch, alignment, &e));
     RoleSeen& s = seen[static_cast<int>(e.role)];
     if (s.count > 0 && (s.ggml_type != e.ggml_type || s.rows != e.rows)) {
       char first[kNameCap];
@@ -534,14 +610,14 @@ POCKETLM_FRAME Status scan_tensors(Parser& p, std::uint64_t count, const ModelCo
 }
 
 // Second pass: every per-layer tensor at base + layer * stride, each layer once.
-POCKETLM_FRAME Status check_layers(Parser& p, std::uint64_t count, const ModelConfig& c, std::uint32_t alignment,
-                    const RoleSeen* seen) {
+POCKETLM_FRAME Status check_layers(Parser& p, std::uint64_t count, const ModelConfig& c, const Architecture& arch,
+                                   std::uint32_t alignment, const RoleSeen* seen) {
   // One bit per layer for each per-layer role (by its layer_slot).
   constexpr int kWords = kMaxLayers / 64;
   std::uint64_t present[kLayerRoleCount][kWords] = {};
   TensorEntry e;
   for (std::uint64_t i = 0; i < count; ++i) {
-    POCKETLM_TRY(read_tensor_entry(p, i, c, alignment, &e));
+    POCKETLM_TRY(read_tensor_entry(p, i, c, arch, alignment, &e));
     if (e.layer < 0) continue;
     if (!is_per_layer(e.role)) return Status::error(StatusCode::kBadFormat, "%s: GGUF tensor %s: unexpected layer", p.name(), e.name);
     std::uint64_t& word = present[layer_slot(e.role)][e.layer / 64];
@@ -683,7 +759,8 @@ struct Layout {
   std::uint64_t tensor_count = 0;
   std::uint64_t infos_offset = 0;
   std::uint32_t alignment = kDefaultAlignment;
-  long long vocab_key = -1;  // llama.vocab_size, -1 when absent
+  long long vocab_key = -1;  // <architecture>.vocab_size, -1 when absent
+  const Architecture* arch = nullptr;
 };
 
 POCKETLM_FRAME Status read_gguf_metadata(Storage& storage, unsigned char* buffer, ModelSpec* spec, Layout* layout) {
@@ -692,7 +769,9 @@ POCKETLM_FRAME Status read_gguf_metadata(Storage& storage, unsigned char* buffer
   POCKETLM_TRY(read_header(p, &layout->tensor_count, &kv_count));
   Meta m;
   POCKETLM_TRY(read_metadata(p, kv_count, &m));
-  POCKETLM_TRY(read_config(p, m, &spec->config));
+  POCKETLM_TRY(read_config(p, m, &spec->config, &layout->vocab_key));
+  layout->arch = m.arch;
+  spec->architecture = m.arch->name;
   if (m.seen[kKAlign]) {
     const long long a = m.ints[kKAlign];
     if (a <= 0 || a > (1 << 20) || (a & (a - 1)) != 0)
@@ -700,7 +779,6 @@ POCKETLM_FRAME Status read_gguf_metadata(Storage& storage, unsigned char* buffer
                            key::kAlignment, a);
     layout->alignment = static_cast<std::uint32_t>(a);
   }
-  if (m.seen[kKVocab]) layout->vocab_key = m.ints[kKVocab];
   layout->infos_offset = p.offset();
   return describe_tokenizer(p, m, spec);
 }
@@ -718,8 +796,8 @@ POCKETLM_FRAME Status check_vocab(const Storage& s, const RoleSeen* seen, const 
     return Status::error(StatusCode::kBadFormat, "%s: GGUF tensor output.weight has %llu rows but token_embd.weight %llu",
                          s.name(), static_cast<unsigned long long>(out.rows), static_cast<unsigned long long>(emb.rows));
   if (layout.vocab_key >= 0 && layout.vocab_key != c.vocab_size)
-    return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s = %lld but token_embd.weight has %d rows", s.name(),
-                         key::kVocabSize, layout.vocab_key, c.vocab_size);
+    return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s.vocab_size = %lld but token_embd.weight has %d rows",
+                         s.name(), layout.arch->name, layout.vocab_key, c.vocab_size);
   const EmbeddedTokenizer& t = spec->tokenizer;
   if (t.tokens_offset != 0 && t.count != c.vocab_size)
     return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s holds %d tokens but token_embd.weight has %d rows",
@@ -788,7 +866,7 @@ POCKETLM_FRAME Status read_gguf_tensors(Storage& storage, unsigned char* buffer,
   std::uint64_t data_start = 0;
   {
     Parser p(storage, layout.infos_offset, buffer);
-    POCKETLM_TRY(scan_tensors(p, layout.tensor_count, c, layout.alignment, seen));
+    POCKETLM_TRY(scan_tensors(p, layout.tensor_count, c, *layout.arch, layout.alignment, seen));
     if (!checked_align_up(p.offset(), layout.alignment, &data_start) || data_start > storage.size())
       return Status::error(StatusCode::kBadFormat,
                            "%s: GGUF data section would start at offset %llu, past the end of the file (%llu bytes)",
@@ -797,7 +875,7 @@ POCKETLM_FRAME Status read_gguf_tensors(Storage& storage, unsigned char* buffer,
   }
   for (int r = 0; r < kTensorRoleCount; ++r) {
     const auto role = static_cast<TensorRole>(r);
-    if (!role_info(role).gguf_name || role == TensorRole::kWcls || seen[r].count > 0) continue;
+    if (!(layout.arch->required & role_bit(role)) || seen[r].count > 0) continue;
     char name[kNameCap];
     gguf_tensor_name(role, is_per_layer(role) ? 0 : -1, name, sizeof name);
     return Status::error(StatusCode::kBadFormat, "%s: GGUF tensor %s is missing", storage.name(), name);
@@ -806,7 +884,7 @@ POCKETLM_FRAME Status read_gguf_tensors(Storage& storage, unsigned char* buffer,
   POCKETLM_TRY(layer_strides(storage, c, seen));
   {
     Parser again(storage, layout.infos_offset, buffer);
-    POCKETLM_TRY(check_layers(again, layout.tensor_count, c, layout.alignment, seen));
+    POCKETLM_TRY(check_layers(again, layout.tensor_count, c, *layout.arch, layout.alignment, seen));
   }
   spec->format = ModelFormat::kGguf;
   spec->header_bytes = data_start;

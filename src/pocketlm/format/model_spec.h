@@ -11,6 +11,9 @@
 
 namespace pocketlm {
 
+// Hyperparameters a model kind may add to the Llama family's (ModelConfig::kind_params).
+inline constexpr int kMaxKindParams = 4;
+
 enum class ModelFormat { kLlama2cV0, kLlama2cV1, kLlama2cV2, kGguf };
 const char* format_name(ModelFormat format);  // "llama2.c v0 (legacy fp32)", ...
 
@@ -30,6 +33,9 @@ struct ModelConfig {
   float rope_theta = 10000.0f;   // RoPE base frequency
   int bos_id = 1;       // begin-of-sequence token; generating it ends a run (run.c)
   int eos_id = 2;       // end-of-sequence token
+  // A kind's own hyperparameters, as its architecture names them (format/architecture.h):
+  // 0 where the file does not give one.
+  int kind_params[kMaxKindParams] = {};
 
   int head_size() const { return dim / n_heads; }
   int kv_dim() const { return dim / n_heads * n_kv_heads; }
@@ -67,7 +73,9 @@ struct EmbeddedTokenizer {
 
 struct ModelSpec {
   ModelFormat format = ModelFormat::kLlama2cV0;
-  const char* architecture = "llama";  // selects the model kind (model/model_kind.h)
+  // general.architecture (llama2.c files: "llama"): selects the model kind (model/model_kind.h);
+  // static storage (an Architecture's name).
+  const char* architecture = "llama";
   ModelConfig config;
   bool shared_classifier = true;  // the classifier is the token-embedding table
   int group_size = 0;             // llama2.c q80 group size; 0 for fp32 files

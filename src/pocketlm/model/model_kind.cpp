@@ -1,7 +1,6 @@
 #include "pocketlm/model/model_kind.h"
 
 #include <cstring>
-#include <new>
 
 #include "pocketlm/model/llama.h"
 
@@ -9,28 +8,38 @@ namespace pocketlm {
 
 namespace {
 
-template <typename T>
-Model* construct(void* memory) {
-  static_assert(sizeof(T) <= kModelObjectBytes, "raise kModelObjectBytes");
-  static_assert(alignof(T) <= 16, "model objects live in 16-byte aligned storage");
-  return new (memory) T();
-}
+const ModelKind kLlama = {&llama_architecture(), construct_model<LlamaModel>};
 
-const ModelKind kKinds[] = {
-    {"llama", construct<LlamaModel>},
-};
+constexpr int kMaxAdded = 4;
+const ModelKind* g_added[kMaxAdded] = {};
+int g_added_count = 0;
 
 }  // namespace
 
 Status find_model_kind(const char* file, const ModelSpec& spec, const ModelKind** kind) {
-  for (const ModelKind& k : kKinds) {
-    if (std::strcmp(k.architecture, spec.architecture) == 0) {
-      *kind = &k;
+  if (std::strcmp(kLlama.architecture->name, spec.architecture) == 0) {
+    *kind = &kLlama;
+    return Status();
+  }
+  for (int i = 0; i < g_added_count; ++i) {
+    if (std::strcmp(g_added[i]->architecture->name, spec.architecture) == 0) {
+      *kind = g_added[i];
       return Status();
     }
   }
-  return Status::error(StatusCode::kUnsupported, "%s: architecture '%s' is not supported (pocketlm runs: llama)",
-                       file, spec.architecture);
+  char names[64];
+  architecture_names(names, sizeof names);
+  return Status::error(StatusCode::kUnsupported, "%s: architecture '%s' is not supported (pocketlm runs: %s)", file,
+                       spec.architecture, names);
+}
+
+Status add_model_kind(const ModelKind* kind) {
+  if (g_added_count == kMaxAdded)
+    return Status::error(StatusCode::kUnsupported, "model kind '%s': at most %d can be added",
+                         kind->architecture->name, kMaxAdded);
+  POCKETLM_TRY(add_architecture(kind->architecture));
+  g_added[g_added_count++] = kind;
+  return Status();
 }
 
 }  // namespace pocketlm

@@ -1,9 +1,13 @@
-// Model kinds by architecture name: the one place that maps ModelSpec::architecture to the
-// class that runs it. A new kind is one file (its forward pass) and one row here.
+// Model kinds by architecture: the one place that maps ModelSpec::architecture to the class
+// that runs it. A new kind is its architecture row (format/architecture.h: keys and roles), one
+// file with its layers (a Decoder subclass, model/decoder.h) and one row here; a port or a test
+// can add one at run time with add_model_kind.
 #pragma once
 
 #include <cstddef>
+#include <new>
 
+#include "pocketlm/format/architecture.h"
 #include "pocketlm/model/model.h"
 
 namespace pocketlm {
@@ -14,13 +18,28 @@ namespace pocketlm {
 inline constexpr std::size_t kModelObjectBytes = sizeof(void*) >= 8 ? 1120 : 768;
 
 struct ModelKind {
-  const char* architecture;  // "llama", ...
+  const Architecture* architecture;  // its file schema; architecture->name selects it
   // Constructs the model in `memory` (kModelObjectBytes, 16-byte aligned); destroy it with
   // its virtual destructor.
   Model* (*construct)(void* memory);
 };
 
-// The kind for `spec.architecture`, or an error (kUnsupported) naming it and the file.
+// ModelKind::construct for a Model class T.
+template <typename T>
+Model* construct_model(void* memory) {
+  static_assert(sizeof(T) <= kModelObjectBytes, "raise kModelObjectBytes");
+  static_assert(alignof(T) <= 16, "model objects live in 16-byte aligned storage");
+  return new (memory) T();
+}
+
+// The kind for `spec.architecture`, or an error (kUnsupported) naming it, the file and the kinds
+// this build runs.
 Status find_model_kind(const char* file, const ModelSpec& spec, const ModelKind** kind);
+
+// Adds a kind and its architecture (format/architecture.h: add_architecture) for the rest of
+// the process, before any session opens a model of it; `kind` and its architecture must outlive
+// every session. Not thread-safe: call it at start-up. Errors: the name is taken, the table is
+// full (kUnsupported).
+Status add_model_kind(const ModelKind* kind);
 
 }  // namespace pocketlm

@@ -1,0 +1,61 @@
+#include "pocketlm/format/architecture.h"
+
+#include <cstring>
+
+#include "pocketlm/base/format.h"
+
+namespace pocketlm {
+
+namespace {
+
+constexpr std::uint32_t kLlamaRequired =
+    role_bit(TensorRole::kTokenEmbedding) | role_bit(TensorRole::kRmsAtt) | role_bit(TensorRole::kWq) |
+    role_bit(TensorRole::kWk) | role_bit(TensorRole::kWv) | role_bit(TensorRole::kWo) | role_bit(TensorRole::kRmsFfn) |
+    role_bit(TensorRole::kW1) | role_bit(TensorRole::kW2) | role_bit(TensorRole::kW3) | role_bit(TensorRole::kRmsFinal);
+
+// llama.cpp's LLM_ARCH_LLAMA keys; head_count_kv defaults to head_count, vocab_size to the
+// embedding table's rows (both checked where they are known).
+const Architecture kLlama = {
+    "llama",
+    {{"embedding_length", ConfigField::kDim, true},
+     {"feed_forward_length", ConfigField::kHiddenDim, true},
+     {"block_count", ConfigField::kLayers, true},
+     {"attention.head_count", ConfigField::kHeads, true},
+     {"attention.head_count_kv", ConfigField::kKvHeads, false},
+     {"context_length", ConfigField::kSeqLen, true},
+     {"vocab_size", ConfigField::kVocab, false}},
+    7,
+    kLlamaRequired | role_bit(TensorRole::kWcls),  // output.weight: absent when tied to the embedding
+    kLlamaRequired,
+};
+
+constexpr int kMaxAdded = 4;
+const Architecture* g_added[kMaxAdded] = {};
+int g_added_count = 0;
+
+}  // namespace
+
+const Architecture& llama_architecture() { return kLlama; }
+
+const Architecture* find_architecture(const char* name) {
+  if (std::strcmp(name, kLlama.name) == 0) return &kLlama;
+  for (int i = 0; i < g_added_count; ++i)
+    if (std::strcmp(name, g_added[i]->name) == 0) return g_added[i];
+  return nullptr;
+}
+
+void architecture_names(char* out, std::size_t cap) {
+  std::size_t used = format_to(out, cap, "%s", kLlama.name);
+  for (int i = 0; i < g_added_count && used < cap; ++i) used += format_to(out + used, cap - used, ", %s", g_added[i]->name);
+}
+
+Status add_architecture(const Architecture* arch) {
+  if (find_architecture(arch->name))
+    return Status::error(StatusCode::kUnsupported, "architecture '%s' is already known", arch->name);
+  if (g_added_count == kMaxAdded)
+    return Status::error(StatusCode::kUnsupported, "architecture '%s': at most %d can be added", arch->name, kMaxAdded);
+  g_added[g_added_count++] = arch;
+  return Status();
+}
+
+}  // namespace pocketlm
