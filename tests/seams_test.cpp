@@ -244,14 +244,14 @@ TEST(SessionLifeCycle, ABorrowedBufferSmallerThanThePlanIsRefusedUpFront) {
   ASSERT_TRUE(Session::plan(f.model, &f.tokenizer, SessionOptions{}, &spec, &plan).ok());
   std::vector<unsigned char> buffer(static_cast<std::size_t>(plan.total()) / 2);
   SessionOptions options;
-  options.arena_buffer = buffer.data();
-  options.arena_buffer_bytes = buffer.size();
+  options.tier_buffers[0] = buffer.data();
+  options.tier_buffer_bytes[0] = buffer.size();
   Session s;
   const Status st = s.open(f.model, f.tokenizer, options);
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.code(), StatusCode::kOutOfMemory);
-  EXPECT_TRUE(contains(st, "arena buffer")) << st.message();
-  EXPECT_TRUE(contains(st, "plan needs " + std::to_string(plan.total()))) << st.message();
+  EXPECT_TRUE(contains(st, "buffer for tier ram")) << st.message();
+  EXPECT_TRUE(contains(st, "plan needs " + std::to_string(plan.total()) + " there")) << st.message();
 }
 
 TEST(MemoryPlanTable, ARegionPastTheTableIsAnErrorNotADrop) {

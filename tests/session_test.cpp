@@ -111,14 +111,14 @@ TEST_P(SessionTest, BorrowedBufferOfThePlannedSizeIsEnough) {
   ASSERT_TRUE(Session::plan(f.model, &f.tokenizer, SessionOptions{}, &spec, &plan).ok());
   std::vector<unsigned char> buffer(static_cast<std::size_t>(plan.total()) + 16);
   SessionOptions options;
-  options.arena_buffer = buffer.data();
-  options.arena_buffer_bytes = buffer.size();
+  options.tier_buffers[0] = buffer.data();
+  options.tier_buffer_bytes[0] = buffer.size();
   Session s;
   ASSERT_TRUE(s.open(f.model, f.tokenizer, options).ok());
   EXPECT_EQ(s.arena_bytes(), plan.total());
   // One byte less than the plan (after alignment) does not fit.
   SessionOptions tight = options;
-  tight.arena_buffer_bytes = static_cast<std::size_t>(plan.total()) - 1;
+  tight.tier_buffer_bytes[0] = static_cast<std::size_t>(plan.total()) - 1;
   Session t;
   EXPECT_FALSE(t.open(f.model, f.tokenizer, tight).ok());
 }

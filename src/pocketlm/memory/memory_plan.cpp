@@ -17,24 +17,26 @@ void MemoryPlan::reset() {
   storage_bytes_per_token_ = 0;
 }
 
-Status MemoryPlan::add(const char* name, std::uint64_t bytes, const char* note) { return add_in(0, name, bytes, note); }
+Status MemoryPlan::add(const char* name, std::uint64_t bytes, const char* note, Heat heat) {
+  return add_in(0, name, bytes, note, heat);
+}
 
 Status MemoryPlan::add_stored(const char* name, std::uint64_t bytes, const char* note) {
   const int t = storage_tier();
   if (t < 0)
     return Status::error(StatusCode::kInvalidArgument, "memory plan: region '%s' is in storage but the device has none",
                          name);
-  return add_in(t, name, bytes, note);
+  return add_in(t, name, bytes, note, Heat::kOncePerToken);
 }
 
 Status MemoryPlan::add_reserved(const char* name, std::uint64_t bytes, const char* note) {
-  POCKETLM_TRY(add_in(0, name, bytes, note));
+  POCKETLM_TRY(add_in(0, name, bytes, note, Heat::kRare));
   for (int i = 0; i < count_; ++i)
     if (std::strcmp(regions_[i].name, name) == 0) regions_[i].reserved = true;
   return Status();
 }
 
-Status MemoryPlan::add_in(int tier, const char* name, std::uint64_t bytes, const char* note) {
+Status MemoryPlan::add_in(int tier, const char* name, std::uint64_t bytes, const char* note, Heat heat) {
   for (int i = 0; i < count_; ++i) {
     if (std::strcmp(regions_[i].name, name) == 0) {
       std::uint64_t sum = regions_[i].bytes + bytes;
@@ -51,6 +53,7 @@ Status MemoryPlan::add_in(int tier, const char* name, std::uint64_t bytes, const
   r.bytes = bytes;
   r.tier = tier;
   r.reserved = false;
+  r.heat = heat;
   return Status();
 }
 
@@ -68,6 +71,23 @@ int MemoryPlan::storage_tier() const {
 void MemoryPlan::set_region_tier(const char* name, int tier) {
   for (int i = 0; i < count_; ++i)
     if (std::strcmp(regions_[i].name, name) == 0) regions_[i].tier = tier;
+}
+
+int MemoryPlan::region_tier(const char* name) const {
+  for (int i = 0; i < count_; ++i)
+    if (std::strcmp(regions_[i].name, name) == 0) return regions_[i].tier;
+  return -1;
+}
+
+std::uint64_t MemoryPlan::arena_bytes(int tier) const {
+  std::uint64_t sum = 0;
+  for (int i = 0; i < count_; ++i) {
+    if (regions_[i].tier != tier || regions_[i].reserved || tiers_[tier].storage) continue;
+    const std::uint64_t next = sum + regions_[i].bytes;
+    if (next < sum) return UINT64_MAX;
+    sum = next;
+  }
+  return sum;
 }
 
 std::uint64_t MemoryPlan::tier_total(int tier) const {
@@ -227,13 +247,12 @@ void MemoryPlan::render_tier(int t, void (*write)(const char*, void*), void* ctx
     return;
   }
   // The arena's part of the tier (without what is reserved for the program).
-  std::uint64_t arena_bytes = total_bytes;
-  for (int i = 0; i < count_; ++i)
-    if (regions_[i].tier == t && regions_[i].reserved) arena_bytes -= regions_[i].bytes;
-  format_byte_size(arena_bytes, human, sizeof human);
+  const std::uint64_t arena = arena_bytes(t);
+  format_byte_size(arena, human, sizeof human);
   format_to(line, sizeof line, "%-22s | %12llu | %10s | %5.1f%% | %s", one_table ? "total (arena)" : "total (tier)",
-            static_cast<unsigned long long>(arena_bytes), human, 100.0 * static_cast<double>(arena_bytes) / denom,
-            "one allocation, made before any weight byte is read");
+            static_cast<unsigned long long>(arena), human, 100.0 * static_cast<double>(arena) / denom,
+            one_table ? "one allocation, made before any weight byte is read; each buffer 16-byte aligned"
+                      : "this tier's allocation, made before any weight byte is read");
   write(line, ctx);
   if (capacity) {
     format_byte_size(capacity, human, sizeof human);

@@ -1,8 +1,8 @@
 // MemoryPlan: every region a session will use, with its bytes, a note and the memory tier that
 // holds it, computed from a model header and the session options before anything is
 // allocated. It answers "does this model fit, and where does every byte go?" and sizes the
-// arena: arena bytes == total(), the sum of the RAM tiers (alignment padding is a region of its
-// own). A device has one or more RAM tiers (the PSP's heap; an ESP32-S3's SRAM and PSRAM) and
+// arena: one block per RAM tier of exactly arena_bytes(tier), the sum of the tier's regions
+// (each rounded up to the arena's alignment); total() is the sum over the RAM tiers. A device has one or more RAM tiers (the PSP's heap; an ESP32-S3's SRAM and PSRAM) and
 // may have a storage tier (memory stick, flash) whose regions are weights read on demand: they
 // take no RAM, and the plan says how many of their bytes one token reads.
 #pragma once
@@ -14,12 +14,22 @@
 
 namespace pocketlm {
 
+// How often one token's pass touches a region's bytes. Regions go to the fastest RAM tier that
+// holds them, hottest first (assign_ram_tiers in runtime/placement.h).
+enum class Heat : std::uint8_t {
+  kRare,          // at load, encode or turn boundaries only (tokenizer tables, read buffers)
+  kRowPerToken,   // one row of a table per token (a row-gather table)
+  kOncePerToken,  // read about once per token (weights, the KV cache)
+  kManyPerToken,  // read and written many times per token (activations, scratch, small tables)
+};
+
 struct PlanRegion {
   char name[32];
   std::uint64_t bytes;
   char note[96];
   int tier;  // index into the plan's tiers
   bool reserved;  // bytes of the tier that are not the arena's (the program itself)
+  Heat heat;
 };
 
 struct PlanTier {
@@ -40,9 +50,9 @@ class MemoryPlan {
   void reset();
 
   // Adds a region in the first RAM tier; regions with the same name are merged (bytes add
-  // up, first note kept). A new name past kMaxRegions is an error (kOutOfMemory naming it),
-  // never a silent drop.
-  Status add(const char* name, std::uint64_t bytes, const char* note);
+  // up, first note and heat kept). A new name past kMaxRegions is an error (kOutOfMemory
+  // naming it), never a silent drop.
+  Status add(const char* name, std::uint64_t bytes, const char* note, Heat heat = Heat::kManyPerToken);
   // Adds a region of weights that stay in the storage tier (there must be one).
   Status add_stored(const char* name, std::uint64_t bytes, const char* note);
   // Adds bytes of the first RAM tier that the arena cannot use (the program, its stacks and
@@ -58,8 +68,12 @@ class MemoryPlan {
   int storage_tier() const;
   // Moves the named region to RAM tier `tier`.
   void set_region_tier(const char* name, int tier);
+  // The tier of the named region, or -1 when the plan has none of that name.
+  int region_tier(const char* name) const;
   // Bytes of RAM regions in `tier`.
   std::uint64_t tier_total(int tier) const;
+  // Of those, the arena's (without what is reserved for the program): its block in that tier.
+  std::uint64_t arena_bytes(int tier) const;
   // Bytes of the model file, which the storage tier holds whole (checked against its capacity).
   void set_storage_file_bytes(std::uint64_t bytes) { storage_file_bytes_ = bytes; }
   std::uint64_t storage_file_bytes() const { return storage_file_bytes_; }
@@ -70,7 +84,7 @@ class MemoryPlan {
   const PlanRegion& region(int i) const { return regions_[i]; }
   // Bytes of the named region, 0 if absent.
   std::uint64_t bytes_of(const char* name) const;
-  // Sum of the RAM regions: the arena (saturates at UINT64_MAX instead of wrapping).
+  // Sum of the RAM regions: the arena's blocks (saturates at UINT64_MAX instead of wrapping).
   std::uint64_t total() const;
 
   // Budget in bytes (0 = none): the capacity of the first RAM tier (--heap). budget() is the
@@ -97,7 +111,7 @@ class MemoryPlan {
   void render(void (*write)(const char* line, void* ctx), void* ctx) const;
 
  private:
-  Status add_in(int tier, const char* name, std::uint64_t bytes, const char* note);
+  Status add_in(int tier, const char* name, std::uint64_t bytes, const char* note, Heat heat);
   void render_tier(int tier, void (*write)(const char* line, void* ctx), void* ctx) const;
 
   PlanRegion regions_[kMaxRegions] = {};

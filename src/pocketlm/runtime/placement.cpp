@@ -1,7 +1,5 @@
 #include "pocketlm/runtime/placement.h"
 
-#include <cstring>
-
 #include "pocketlm/format/tensor_role.h"
 
 namespace pocketlm {
@@ -26,28 +24,34 @@ void assign_ram_tiers(MemoryPlan* plan) {
   int ram_tiers = 0;
   for (int t = 0; t < plan->tier_count(); ++t) ram_tiers += plan->tier(t).storage ? 0 : 1;
   if (ram_tiers < 2) return;
-  // Hottest first: touched every token, many times per byte.
-  static const char* const kOrder[] = {"activations", "layer table", "norms", "rope table", "logits",
-                                       "stream buffers", "sampler scratch", "io chunk", "repack scratch",
-                                       "alignment padding", "kv cache", "tokenizer tables", "attention weights",
-                                       "ffn weights", "classifier", "embedding"};
+  // Hottest first (Heat); within one heat the smallest first, so that the fast tier holds as
+  // many of the buffers a token touches as it can. Each goes to the fastest RAM tier with room,
+  // else to the last (whose overflow the plan then reports).
+  bool placed[MemoryPlan::kMaxRegions] = {};
   std::uint64_t used[MemoryPlan::kMaxTiers] = {};
-  for (const char* name : kOrder) {
-    int index = -1;
-    for (int i = 0; i < plan->size(); ++i)
-      if (std::strcmp(plan->region(i).name, name) == 0 && !plan->tier(plan->region(i).tier).storage) index = i;
-    if (index < 0) continue;
-    const std::uint64_t bytes = plan->region(index).bytes;
+  for (int i = 0; i < plan->size(); ++i)  // what is reserved stays where it is counted
+    if (plan->region(i).reserved) used[plan->region(i).tier] += plan->region(i).bytes;
+  for (;;) {
+    int next = -1;
+    for (int i = 0; i < plan->size(); ++i) {
+      const PlanRegion& r = plan->region(i);
+      if (placed[i] || r.reserved || plan->tier(r.tier).storage) continue;
+      const PlanRegion* best = next < 0 ? nullptr : &plan->region(next);
+      if (!best || r.heat > best->heat || (r.heat == best->heat && r.bytes < best->bytes)) next = i;
+    }
+    if (next < 0) return;
+    placed[next] = true;
+    const PlanRegion& r = plan->region(next);
     int last_ram = 0, chosen = -1;
     for (int t = 0; t < plan->tier_count(); ++t) {
       if (plan->tier(t).storage) continue;
       last_ram = t;
       const std::uint64_t cap = plan->tier(t).capacity;
-      if (chosen < 0 && (cap == 0 || used[t] + bytes <= cap)) chosen = t;
+      if (chosen < 0 && (cap == 0 || (used[t] <= cap && r.bytes <= cap - used[t]))) chosen = t;
     }
     if (chosen < 0) chosen = last_ram;
-    used[chosen] += bytes;
-    plan->set_region_tier(name, chosen);
+    used[chosen] += r.bytes;
+    plan->set_region_tier(r.name, chosen);
   }
 }
 

@@ -17,9 +17,10 @@ inline constexpr int kMaxPlacementFamilies = 4;
 // everything in RAM.
 int placement_families(const ModelSpec& spec, std::size_t block_bytes, WeightPlacement out[kMaxPlacementFamilies]);
 
-// Assigns the RAM regions of `plan` to its RAM tiers, fastest first, hottest regions first
-// (what every token touches many times, per byte: activations, tables, the KV cache, then
-// weights); a region that fits no faster tier goes to the last RAM tier.
+// Assigns the RAM regions of `plan` to its RAM tiers by a rule, not by name: hottest first
+// (PlanRegion::heat: what every token touches many times, then what it reads once, then one row
+// of, then what only loading and encoding touch), the smallest first within a heat, each to the
+// fastest tier that still holds it; a region that fits no tier goes to the last RAM tier.
 void assign_ram_tiers(MemoryPlan* plan);
 
 }  // namespace pocketlm

@@ -124,7 +124,7 @@ Status Session::measure(Storage& model, const ModelSpec& spec, const SessionOpti
   POCKETLM_TRY(describe_session_regions(spec, placement, seq_len, options.kv, prefill_batch,
                                         session_kernels(options).attention_batch != nullptr, chunk, plan));
   if (options.chat)
-    POCKETLM_TRY(plan->add(kChatHistoryRegion, 0, "chat: token ids and turn starts, 2 x seq_len x int32"));
+    POCKETLM_TRY(plan->add(kChatHistoryRegion, 0, "chat: token ids and turn starts, 2 x seq_len x int32", Heat::kRare));
   Arena measuring;
   measuring.init_measuring(plan);
   ScopedModel m(model_memory);
@@ -137,7 +137,6 @@ Status Session::measure(Storage& model, const ModelSpec& spec, const SessionOpti
                          measuring,
                          m.get(), &tok,
                          &sampler, &buffer, options.chat, &chat_tokens, &chat_starts));
-  POCKETLM_TRY(plan->add(kPaddingRegion, measuring.padding(), ""));
   assign_ram_tiers(plan);
   plan->set_storage_bytes_per_token(storage_cost(spec, placement).bytes_per_token);
   plan->set_storage_file_bytes(spec.file_bytes);
@@ -247,20 +246,26 @@ Status Session::open(Storage& model, Storage* tokenizer, const SessionOptions& o
     return Status::error(StatusCode::kInvalidArgument, "%s: the model file carries no tokenizer; give one with -z",
                          model.name());
   }
-  const std::uint64_t need = plan_.total();
   POCKETLM_TRY(check_fits(model.name(), options, plan_, placement_));
   const int seq_len = effective_seq_len(spec, options);
-  if (options.arena_buffer) {
-    arena_.init_borrowed(options.arena_buffer, options.arena_buffer_bytes);
-    // Checked here, not mid-carve, so the error gives the plan's figure.
-    if (arena_.capacity() < need)
-      return Status::error(StatusCode::kOutOfMemory,
-                           "%s: the arena buffer holds %llu usable bytes (of %zu, after 16-byte alignment) but the "
-                           "plan needs %llu",
-                           model.name(), static_cast<unsigned long long>(arena_.capacity()),
-                           options.arena_buffer_bytes, static_cast<unsigned long long>(need));
-  } else {
-    const Status st = arena_.init_owned(need);
+  // One block per RAM tier, each exactly the plan's regions in that tier.
+  arena_.place_by(&plan_);
+  for (int t = 0; t < plan_.tier_count(); ++t) {
+    if (plan_.tier(t).storage) continue;
+    const std::uint64_t need = plan_.arena_bytes(t);
+    if (options.tier_buffers[t]) {
+      arena_.init_borrowed(t, options.tier_buffers[t], options.tier_buffer_bytes[t]);
+      // Checked here, not mid-carve, so the error gives the plan's figure.
+      if (arena_.capacity(t) < need)
+        return Status::error(StatusCode::kOutOfMemory,
+                             "%s: the buffer for tier %s holds %llu usable bytes (of %zu, after 16-byte alignment) "
+                             "but the plan needs %llu there",
+                             model.name(), plan_.tier(t).name, static_cast<unsigned long long>(arena_.capacity(t)),
+                             options.tier_buffer_bytes[t], static_cast<unsigned long long>(need));
+      continue;
+    }
+    if (need == 0) continue;
+    const Status st = arena_.init_owned(t, need);
     // Within budget yet refused: usually a header seq_len far beyond what the model needs.
     if (!st.ok())
       return Status::error(st.code(), "%s: %s; its kv cache alone is %llu bytes at seq_len = %d (--seq-len shrinks it)",

@@ -56,11 +56,14 @@ struct SessionOptions {
   std::uint64_t budget_bytes = 0;          // first RAM tier's capacity (--heap); 0 = the device's
   std::uint64_t reserve_bytes = 0;         // of the first RAM tier, not for the arena (the
                                            // program itself when the budget bounds the process)
-  void* arena_buffer = nullptr;            // firmware: use this instead of allocating
+  // Firmware: the buffer of each RAM tier of the plan (by tier index: the device profile's
+  // RAM tiers, fastest first; tier 0 alone without a device), used instead of allocating; a
+  // null entry is allocated. Each must hold the plan's arena_bytes(tier) after alignment.
+  void* tier_buffers[MemoryPlan::kMaxTiers] = {};
+  std::size_t tier_buffer_bytes[MemoryPlan::kMaxTiers] = {};
   int prefill_batch = 0;                   // prompt tokens per prefill pass: 0 = the plan's
                                            // choice (kMaxPrefillBatch, or the most that fits
                                            // the RAM tiers), 1 = one token at a time as run.c
-  std::size_t arena_buffer_bytes = 0;
   bool chat = false;                       // carve the chat history (2 x seq_len int32: token ids
                                            // and turn starts) that chat_begin()/chat_turn() need
 };
@@ -223,6 +226,8 @@ class Session {
   // Prompt tokens per batched prefill pass (1: one at a time).
   int prefill_batch() const { return model_->prefill_batch(); }
   std::uint64_t arena_bytes() const { return arena_.used(); }
+  // The session's memory: one block per RAM tier of plan() (Arena::base, capacity, used).
+  const Arena& arena() const { return arena_; }
   // Reads and bytes taken from the model storage since open() began (header and weights;
   // counted by the storage layer).
   std::uint64_t model_reads() const { return model_reads_.reads(); }

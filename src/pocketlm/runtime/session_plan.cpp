@@ -52,30 +52,31 @@ Status describe_session_regions(const ModelSpec& spec, const WeightPlacement& pl
   } else {
     format_to(note, sizeof note, "[%d, %d] %s; one row %s per token", c.vocab_size, c.dim, emb,
               quantized ? "dequantized" : "copied");
-    POCKETLM_TRY(plan->add(region::kEmbedding, 0, note));
+    POCKETLM_TRY(plan->add(region::kEmbedding, 0, note, Heat::kRowPerToken));
   }
   format_to(note, sizeof note, "%s x %d layer%s, %s", attn_roles, resident, plural_s(resident), attn);
-  POCKETLM_TRY(plan->add(region::kAttention, 0, note));
+  POCKETLM_TRY(plan->add(region::kAttention, 0, note, Heat::kOncePerToken));
   format_to(note, sizeof note, "%s x %d layer%s (hidden_dim %d), %s", ffn_roles, resident, plural_s(resident),
             c.hidden_dim, ffn);
-  POCKETLM_TRY(plan->add(region::kFfn, 0, note));
+  POCKETLM_TRY(plan->add(region::kFfn, 0, note, Heat::kOncePerToken));
   if (streamed > 0) {
     format_to(note, sizeof note, "%s of layers %d..%d, read every token", attn_roles, resident, c.n_layers - 1);
     POCKETLM_TRY(plan->add_stored(kStreamedAttentionRegion, stored_attention, note));
     format_to(note, sizeof note, "%s of layers %d..%d, read every token", ffn_roles, resident, c.n_layers - 1);
     POCKETLM_TRY(plan->add_stored(kStreamedFfnRegion, stored_ffn, note));
   }
-  POCKETLM_TRY(plan->add(region::kNorms, 0, "rms_att, rms_ffn per layer + rms_final, f32"));
+  POCKETLM_TRY(plan->add(region::kNorms, 0, "rms_att, rms_ffn per layer + rms_final, f32", Heat::kOncePerToken));
   if (!spec.shared_classifier && placement.classifier_in_storage) {
     const TensorInfo wcls = spec.tensor(TensorRole::kWcls, -1);
     POCKETLM_TRY(plan->add_stored(region::kClassifier, wcls.bytes(), "wcls [vocab_size, dim], read every token"));
   } else {
     POCKETLM_TRY(plan->add(region::kClassifier, 0,
-                           spec.shared_classifier ? "shared with the embedding table" : "wcls [vocab_size, dim], unshared"));
+                           spec.shared_classifier ? "shared with the embedding table" : "wcls [vocab_size, dim], unshared",
+                           Heat::kOncePerToken));
   }
   format_to(note, sizeof note, "K and V: %d layer%s x %d token%s x kv_dim %d x %s", c.n_layers, plural_s(c.n_layers),
             seq_len, plural_s(seq_len), c.kv_dim(), kv == KvType::kF16 ? "f16 (--kv f16: not bit-exact)" : "f32");
-  POCKETLM_TRY(plan->add(region::kKvCache, 0, note));
+  POCKETLM_TRY(plan->add(region::kKvCache, 0, note, Heat::kOncePerToken));
   bool int8_input = false;
   for (int r = 0; r < kTensorRoleCount; ++r) {
     const auto role = static_cast<TensorRole>(r);
@@ -94,20 +95,20 @@ Status describe_session_regions(const ModelSpec& spec, const WeightPlacement& pl
   format_to(note, sizeof note, "[%d] f32", c.vocab_size);
   POCKETLM_TRY(plan->add(region::kLogits, 0, note));
   POCKETLM_TRY(plan->add(kSamplerRegion, 0, "top-p: candidate keys and running sums [vocab_size] x 2 + bucket counts"));
-  POCKETLM_TRY(plan->add(kTokenizerRegion, 0, "scores, offsets, piece bytes, sorted index"));
+  POCKETLM_TRY(plan->add(kTokenizerRegion, 0, "scores, offsets, piece bytes, sorted index", Heat::kRare));
   format_to(note, sizeof note, "tokenizer read buffer (reads are at most %zu bytes)", io_chunk_bytes);
-  POCKETLM_TRY(plan->add(kIoChunkRegion, 0, note));
+  POCKETLM_TRY(plan->add(kIoChunkRegion, 0, note, Heat::kRare));
   format_to(note, sizeof note, "RoPE cos and sin: %d position%s x %d angle%s x f32", seq_len, plural_s(seq_len),
             c.head_size() / 2, plural_s(c.head_size() / 2));
   POCKETLM_TRY(plan->add(region::kRope, 0, note));
   POCKETLM_TRY(plan->add(kLayerTableRegion, 0, "per-layer weight descriptors (type, shape, pointers)"));
-  POCKETLM_TRY(plan->add(kRepackRegion, 0, "load-time buffer: one block of rows interleaved for SIMD lanes"));
+  POCKETLM_TRY(plan->add(kRepackRegion, 0, "load-time buffer: one block of rows interleaved for SIMD lanes", Heat::kRare));
   if (placement.any()) {
     format_to(note, sizeof note, "weights read from storage: 2 blocks of ~%zu KiB in flight, 1 repacked%s",
               placement.block_bytes / 1024, placement.table_in_storage ? ", 1 embedding row" : "");
     POCKETLM_TRY(plan->add(kStreamRegion, 0, note));
   }
-  return plan->add(kPaddingRegion, 0, "every buffer starts on a 16-byte boundary");
+  return Status();
 }
 
 }  // namespace pocketlm

@@ -12,7 +12,6 @@
 
 namespace pocketlm {
 
-inline constexpr const char* kPaddingRegion = "alignment padding";
 inline constexpr const char* kProcessRegion = "process (reserved)";
 inline constexpr const char* kStreamedAttentionRegion = "streamed attention";
 inline constexpr const char* kStreamedFfnRegion = "streamed ffn";

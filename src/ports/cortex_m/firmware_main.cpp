@@ -48,8 +48,8 @@ int main() {
                                     image_bytes(pocketlm_tokenizer_image, pocketlm_tokenizer_image_end),
                                     "flash:tokenizer");
   pocketlm::SessionOptions options;
-  options.arena_buffer = g_arena;
-  options.arena_buffer_bytes = sizeof g_arena;
+  options.tier_buffers[0] = g_arena;
+  options.tier_buffer_bytes[0] = sizeof g_arena;
   options.budget_bytes = sizeof g_arena;  // the plan fits the buffer (prefill batch, streaming)
   pocketlm::Status st = g_session.open(model, tokenizer, options);
   if (!st.ok()) {
