@@ -19,6 +19,7 @@
 #include "pocketlm/model/decoder.h"
 #include "pocketlm/model/model_kind.h"
 #include "pocketlm/runtime/session.h"
+#include "gguf_convert.h"
 #include "golden_models.h"
 #include "test_support.h"
 
@@ -211,6 +212,33 @@ TEST(AddedKind, ASessionOpensAndRunsIt) {
   }
   EXPECT_FALSE(next[0].empty());
   EXPECT_EQ(next[0], next[1]);
+}
+
+// convert --to gguf is driven by the architecture row and the role table: a q8_0 copy of the
+// kind's file keeps its architecture, its own hyperparameter and its tensors, and still runs
+// as llama with a zero FFN (a zero row quantizes to zeros).
+TEST(AddedKind, ConvertWritesItsOwnArchitecture) {
+  register_kind();
+  const std::string dir = test::temp_dir();
+  std::vector<float> logits[2];
+  int i = 0;
+  for (const char* arch : {"attnonly", "llama"}) {
+    const std::string in = dir + "/" + arch + ".gguf", out = dir + "/" + arch + "-q8_0.gguf";
+    test::write_file(in, model_file(arch));
+    std::string summary;
+    const Status st = cli::convert_to_gguf(cli::GgufConvertOptions{in, "q8_0", "", out}, &summary);
+    ASSERT_TRUE(st.ok()) << arch << ": " << st.message();
+    const std::vector<unsigned char> q8 = test::read_file(out);
+    MemoryStorage storage(q8.data(), q8.size(), "q8.gguf");
+    ModelSpec spec;
+    ASSERT_TRUE(read_model_spec(storage, &spec).ok());
+    EXPECT_STREQ(spec.architecture, arch);
+    EXPECT_EQ(spec.type(TensorRole::kWq), TensorType::kQ8_0);
+    if (i == 0) EXPECT_EQ(spec.config.kind_params[0], 3);  // attnonly.attention.window
+    logits[i++] = logits_of(q8);
+  }
+  ASSERT_FALSE(logits[0].empty());
+  EXPECT_EQ(logits[0], logits[1]);
 }
 
 TEST(AddedKind, ATensorOutsideItsRolesIsRefused) {

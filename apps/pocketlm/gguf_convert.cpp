@@ -18,6 +18,7 @@
 #include "output_file.h"
 #include "progress_bar.h"
 #include "tensor_rows.h"
+#include "pocketlm/format/architecture.h"
 #include "pocketlm/format/gguf.h"
 #include "pocketlm/format/gguf_writer.h"
 #include "pocketlm/format/model_reader.h"
@@ -148,7 +149,9 @@ std::uint32_t file_type_of(std::uint32_t ggml) {
   }
 }
 
-// llama.cpp's tensor order: token_embd, each layer's tensors, output_norm, output.
+// llama.cpp's tensor order: the global tensors a token reads before the layers (token_embd),
+// each layer's tensors, then the other global ones (output_norm, output); by the role table,
+// for whatever architecture the spec is.
 std::vector<OutTensor> plan_tensors(const ModelSpec& spec, std::uint32_t matrix_type, std::vector<std::string>* fallbacks) {
   std::vector<OutTensor> out;
   auto add = [&](K role, int layer) {
@@ -167,11 +170,17 @@ std::vector<OutTensor> plan_tensors(const ModelSpec& spec, std::uint32_t matrix_
     }
     out.push_back(t);
   };
-  add(K::kTokenEmbedding, -1);
+  int first_layer_order = kTensorRoleCount;
+  for (const RoleInfo& r : kRoleTable)
+    if (r.per_layer && r.order < first_layer_order) first_layer_order = r.order;
+  const auto written = [&spec](K role) { return spec.has(role) && role_info(role).gguf_name != nullptr; };
+  for (int r = 0; r < kTensorRoleCount; ++r)
+    if (!is_per_layer(K(r)) && written(K(r)) && role_info(K(r)).order < first_layer_order) add(K(r), -1);
   for (int l = 0; l < spec.config.n_layers; ++l)
-    for (K role : {K::kRmsAtt, K::kWq, K::kWk, K::kWv, K::kWo, K::kRmsFfn, K::kW1, K::kW2, K::kW3}) add(role, l);
-  add(K::kRmsFinal, -1);
-  if (!spec.shared_classifier) add(K::kWcls, -1);
+    for (int r = 0; r < kTensorRoleCount; ++r)
+      if (is_per_layer(K(r)) && written(K(r))) add(K(r), l);
+  for (int r = 0; r < kTensorRoleCount; ++r)
+    if (!is_per_layer(K(r)) && written(K(r)) && role_info(K(r)).order > first_layer_order) add(K(r), -1);
   return out;
 }
 
@@ -258,23 +267,30 @@ Status convert_to_gguf(const GgufConvertOptions& o, std::string* summary) {
   GgufWriter w(sink);
   const std::string name = base_name(o.input);
   const char* tok_model = spec.tokenizer.model[0] ? spec.tokenizer.model : "llama";
-  const std::uint64_t kv_count = 15 + (vocab.present() ? 7 : 0);
+  // The hyperparameters as the spec's architecture row names them, under its prefix (a value
+  // of 0 is one the file did not give: an optional key of the kind).
+  const Architecture* arch = find_architecture(spec.architecture);
+  if (!arch)
+    return Status::error(StatusCode::kUnsupported, "%s: architecture '%s' is not one pocketlm writes", in.name(),
+                         spec.architecture);
+  std::vector<std::pair<std::string, std::uint32_t>> hyper;
+  for (int i = 0; i < arch->key_count; ++i) {
+    const int v = config_value(c, arch->keys[i].field);
+    if (v > 0) hyper.emplace_back(std::string(arch->name) + "." + arch->keys[i].suffix, static_cast<std::uint32_t>(v));
+  }
+  hyper.emplace_back(std::string(arch->name) + ".rope.dimension_count", static_cast<std::uint32_t>(c.head_size()));
+  const std::string eps_key = std::string(arch->name) + ".attention.layer_norm_rms_epsilon";
+  const std::string theta_key = std::string(arch->name) + ".rope.freq_base";
+  const std::uint64_t kv_count = 5 + hyper.size() + 2 + (vocab.present() ? 7 : 0);
   POCKETLM_TRY(w.begin(tensors.size(), kv_count));
-  POCKETLM_TRY(w.kv_string(key::kArchitecture, "llama"));
+  POCKETLM_TRY(w.kv_string(key::kArchitecture, arch->name));
   POCKETLM_TRY(w.kv_string(key::kName, name.c_str()));
   POCKETLM_TRY(w.kv_u32(key::kAlignment, kDefaultAlignment));
   POCKETLM_TRY(w.kv_u32(key::kFileType, file_type_of(matrix_type)));
   POCKETLM_TRY(w.kv_u32(key::kQuantizationVersion, 2));
-  POCKETLM_TRY(w.kv_u32(key::kContextLength, static_cast<std::uint32_t>(c.seq_len)));
-  POCKETLM_TRY(w.kv_u32(key::kEmbeddingLength, static_cast<std::uint32_t>(c.dim)));
-  POCKETLM_TRY(w.kv_u32(key::kBlockCount, static_cast<std::uint32_t>(c.n_layers)));
-  POCKETLM_TRY(w.kv_u32(key::kFeedForwardLength, static_cast<std::uint32_t>(c.hidden_dim)));
-  POCKETLM_TRY(w.kv_u32(key::kHeadCount, static_cast<std::uint32_t>(c.n_heads)));
-  POCKETLM_TRY(w.kv_u32(key::kHeadCountKv, static_cast<std::uint32_t>(c.n_kv_heads)));
-  POCKETLM_TRY(w.kv_f32(key::kRmsEps, c.rms_eps));
-  POCKETLM_TRY(w.kv_f32(key::kRopeFreqBase, c.rope_theta));
-  POCKETLM_TRY(w.kv_u32(key::kRopeDimensionCount, static_cast<std::uint32_t>(c.head_size())));
-  POCKETLM_TRY(w.kv_u32(key::kVocabSize, static_cast<std::uint32_t>(c.vocab_size)));
+  for (const auto& [k, v] : hyper) POCKETLM_TRY(w.kv_u32(k.c_str(), v));
+  POCKETLM_TRY(w.kv_f32(eps_key.c_str(), c.rms_eps));
+  POCKETLM_TRY(w.kv_f32(theta_key.c_str(), c.rope_theta));
   if (vocab.present()) {
     POCKETLM_TRY(w.kv_string(key::kTokenizerModel, tok_model));
     POCKETLM_TRY(w.kv_array(key::kTokens, kString, vocab.pieces.size()));

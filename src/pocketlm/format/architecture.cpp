@@ -35,6 +35,19 @@ int g_added_count = 0;
 
 }  // namespace
 
+int* config_field(ModelConfig* c, ConfigField f) {
+  switch (f) {
+    case ConfigField::kDim: return &c->dim;
+    case ConfigField::kHiddenDim: return &c->hidden_dim;
+    case ConfigField::kLayers: return &c->n_layers;
+    case ConfigField::kHeads: return &c->n_heads;
+    case ConfigField::kKvHeads: return &c->n_kv_heads;
+    case ConfigField::kSeqLen: return &c->seq_len;
+    case ConfigField::kVocab: return &c->vocab_size;
+    default: return &c->kind_params[static_cast<int>(f) - static_cast<int>(ConfigField::kKindParam0)];
+  }
+}
+
 const Architecture& llama_architecture() { return kLlama; }
 
 const Architecture* find_architecture(const char* name) {

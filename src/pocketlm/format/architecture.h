@@ -47,6 +47,12 @@ struct Architecture {
   std::uint32_t required;  // those that must be present (a subset of roles)
 };
 
+// The config field `f` names (ConfigField::kVocab: vocab_size), for readers and writers.
+int* config_field(ModelConfig* config, ConfigField f);
+inline int config_value(const ModelConfig& config, ConfigField f) {
+  return *config_field(const_cast<ModelConfig*>(&config), f);
+}
+
 // The built-in `llama` (llama2.c's and llama.cpp's Llama-2 decoder).
 const Architecture& llama_architecture();
 

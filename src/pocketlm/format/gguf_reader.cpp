@@ -373,19 +373,6 @@ POCKETLM_FRAME Status read_metadata(Parser& p, std::uint64_t kv_count, Meta* m) 
   return Status();
 }
 
-int* config_field(ModelConfig* c, ConfigField f, int* vocab) {
-  switch (f) {
-    case ConfigField::kDim: return &c->dim;
-    case ConfigField::kHiddenDim: return &c->hidden_dim;
-    case ConfigField::kLayers: return &c->n_layers;
-    case ConfigField::kHeads: return &c->n_heads;
-    case ConfigField::kKvHeads: return &c->n_kv_heads;
-    case ConfigField::kSeqLen: return &c->seq_len;
-    case ConfigField::kVocab: return vocab;
-    default: return &c->kind_params[static_cast<int>(f) - static_cast<int>(ConfigField::kKindParam0)];
-  }
-}
-
 // The architecture's integer keys into the config: positive, and present where required (an
 // absent head_count_kv is head_count, as in llama.cpp; others stay 0). The vocabulary key
 // goes to *vocab (-1 when absent), checked against the embedding table later.
@@ -394,7 +381,8 @@ Status read_arch_keys(const Parser& p, const Meta& m, ModelConfig* c, long long*
   for (int i = 0; i < m.arch->key_count; ++i) {
     const ArchitectureKey& k = m.arch->keys[i];
     char name[kKeyCap];
-    int* out = config_field(c, k.field, &vocab_value);
+    // The vocabulary is the embedding table's rows; the key is only checked against them.
+    int* out = k.field == ConfigField::kVocab ? &vocab_value : config_field(c, k.field);
     if (!m.arch_seen[i]) {
       if (k.required)
         return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s is missing (a %s model needs it)", p.name(),
