@@ -76,33 +76,27 @@ constexpr const RoleInfo& role_info(TensorRole role) { return kRoleTable[static_
 inline const char* role_name(TensorRole role) { return role_info(role).name; }
 constexpr bool is_per_layer(TensorRole role) { return role_info(role).per_layer; }
 
+constexpr bool is_layer_role(const RoleInfo& r) { return r.per_layer; }
+constexpr bool is_global_role(const RoleInfo& r) { return !r.per_layer && r.use != TensorUse::kUnused; }
+// How many of the table's first `end` roles `in_set` accepts.
+constexpr int count_roles(bool (*in_set)(const RoleInfo&), int end = kTensorRoleCount) {
+  int n = 0;
+  for (int r = 0; r < end; ++r) n += in_set(kRoleTable[r]) ? 1 : 0;
+  return n;
+}
+
 // Per-layer roles numbered 0.. in enum order: the index of `role`'s weights in a layer's table
 // (model/weight_source.h: LayerWeights); -1 for a global role.
 constexpr int layer_slot(TensorRole role) {
-  if (!is_per_layer(role)) return -1;
-  int slot = 0;
-  for (int r = 0; r < static_cast<int>(role); ++r) slot += kRoleTable[r].per_layer ? 1 : 0;
-  return slot;
+  return is_per_layer(role) ? count_roles(is_layer_role, static_cast<int>(role)) : -1;
 }
 // Global roles that some kind reads (not kUnused) numbered 0.. in enum order: the index of
 // `role`'s weights in the weight source's table of global tensors; -1 for the others.
 constexpr int global_slot(TensorRole role) {
-  if (is_per_layer(role) || role_info(role).use == TensorUse::kUnused) return -1;
-  int slot = 0;
-  for (int r = 0; r < static_cast<int>(role); ++r)
-    slot += !kRoleTable[r].per_layer && kRoleTable[r].use != TensorUse::kUnused ? 1 : 0;
-  return slot;
+  return is_global_role(role_info(role)) ? count_roles(is_global_role, static_cast<int>(role)) : -1;
 }
-inline constexpr int kGlobalRoleCount = [] {
-  int n = 0;
-  for (const RoleInfo& r : kRoleTable) n += !r.per_layer && r.use != TensorUse::kUnused ? 1 : 0;
-  return n;
-}();
-inline constexpr int kLayerRoleCount = [] {
-  int n = 0;
-  for (const RoleInfo& r : kRoleTable) n += r.per_layer ? 1 : 0;
-  return n;
-}();
+inline constexpr int kGlobalRoleCount = count_roles(is_global_role);
+inline constexpr int kLayerRoleCount = count_roles(is_layer_role);
 
 // The roles `select` accepts, in forward order, into out[kTensorRoleCount]; returns how many.
 template <typename Select>

@@ -25,6 +25,7 @@ Status PlacedWeights::carve(const ModelSpec& spec, const WeightPlacement& placem
   // Weights in file order, so that loading reads the file front to back.
   bytes_per_token_ = 0;
   row_value_bytes_ = row_scale_bytes_ = 0;
+  for (bool& stored : global_stored_) stored = false;
   std::uint64_t repack_values = 0, repack_scales = 0;
   for (int i = 0; i < spec.tensor_count(); ++i) {
     const TensorInfo t = spec.tensor(i);
@@ -52,7 +53,9 @@ Status PlacedWeights::carve(const ModelSpec& spec, const WeightPlacement& placem
       if (t.value_bytes / t.rows > row_value_bytes_) row_value_bytes_ = t.value_bytes / t.rows;
       if (t.scale_bytes / t.rows > row_scale_bytes_) row_scale_bytes_ = t.scale_bytes / t.rows;
     }
-    if (placement.in_storage(t, c.n_layers, spec.shared_classifier)) continue;  // see below
+    const bool stored = placement.in_storage(t, c.n_layers, spec.shared_classifier);
+    if (t.layer < 0 && global_slot(t.role) >= 0) global_stored_[global_slot(t.role)] = stored;  // for row()
+    if (stored) continue;  // see below
     unsigned char* values = nullptr;
     POCKETLM_TRY(carve_array(arena, region, t.value_bytes, &values));
     m->values = values;
@@ -159,13 +162,13 @@ Status PlacedWeights::load(Storage& storage, std::size_t chunk_bytes, ReadQueue*
 }
 
 void PlacedWeights::row(TensorRole role, int token, float* out) {
-  const Matrix& m = global_[global_slot(role)];
-  const TensorInfo t = spec_->tensor(role, -1);
-  if (!placement_.in_storage(t, spec_->config.n_layers, spec_->shared_classifier)) {
-    dequantize_matrix_row(m, token, out);
+  const int g = global_slot(role);
+  if (!global_stored_[g]) {
+    dequantize_matrix_row(global_[g], token, out);
     return;
   }
   // The table stays in storage: read this token's row (values, then its scales).
+  const TensorInfo t = spec_->tensor(role, -1);
   const auto n = static_cast<std::size_t>(t.cols);
   const std::size_t rv = row_value_bytes(t.type, n, t.group), rs = row_scale_bytes(t.type, n, t.group);
   const auto r = static_cast<std::uint64_t>(token);

@@ -59,6 +59,7 @@ class PlacedWeights final : public WeightSource {
   // The global tensors by global_slot(); the classifier's is a copy of the embedding table's
   // when the classifier is shared.
   Matrix global_[kGlobalRoleCount];
+  bool global_stored_[kGlobalRoleCount] = {};  // kept in storage (row() reads rows from there)
   LayerWeights* layers_ = nullptr;
   unsigned char* repack_values_ = nullptr;  // one block of interleaved rows, values
   float* repack_scales_ = nullptr;          // and scales
