@@ -119,9 +119,10 @@ std::vector<BadCase> bad_cases() {
       {"GroupSizeNegative", v2(kSmall, -4), {"group_size = -4", "positive"}},
       {"GroupSizeNotDividingDim", v2(kSmall, 3), {"group_size = 3", "dim = 8"}},
       {"GroupSizeNotDividingHiddenDim", v2(kSmall, 8), {"group_size = 8", "hidden_dim = 12"}},
-      // wq alone is 2^30 layers x 2^30 x 2^30 x 4 bytes.
-      {"ByteSizeOverflows64Bits", v0(Dims{{1 << 30, 1 << 30, 1 << 30, 1 << 29, 1 << 29, 1, 1}}),
-       {"overflows 64 bits", "dim 1073741824", "n_layers 1073741824"}},
+      // wq alone is 512 layers x 2^30 x 2^30 x 4 bytes.
+      {"ByteSizeOverflows64Bits", v0(Dims{{1 << 30, 1 << 30, 512, 1 << 29, 1 << 29, 1, 1}}),
+       {"overflows 64 bits", "dim 1073741824", "n_layers 512"}},
+      {"MoreLayersThanPocketlmRuns", v0(with(kSmall, 2, 513)), {"n_layers = 513", "above 512"}},
       {"VocabInt32MinV0", v0(with(kSmall, 5, INT32_MIN)), {"vocab_size = -2147483648", "must be positive"}},
   };
   // Each of the seven fields: zero (v0) and negative (v1, where a negative vocab_size has no

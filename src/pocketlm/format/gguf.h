@@ -27,7 +27,6 @@ inline constexpr std::uint32_t kMagic = 0x46554747;  // "GGUF" little-endian
 inline constexpr std::uint32_t kVersion = 3;
 inline constexpr std::uint32_t kDefaultAlignment = 32;
 inline constexpr int kMaxDims = 4;          // GGML_MAX_DIMS
-inline constexpr int kMaxLayers = 512;      // llama.cpp's limit on block_count
 inline constexpr std::uint64_t kMaxKeyBytes = 65535;
 
 enum ValueType : std::uint32_t {

@@ -13,6 +13,8 @@ namespace pocketlm {
 
 // Hyperparameters a model kind may add to the Llama family's (ModelConfig::kind_params).
 inline constexpr int kMaxKindParams = 4;
+// Layers a model may have (llama.cpp's limit on block_count); per-layer tables are sized by it.
+inline constexpr int kMaxLayers = 512;
 
 enum class ModelFormat { kLlama2cV0, kLlama2cV1, kLlama2cV2, kGguf };
 const char* format_name(ModelFormat format);  // "llama2.c v0 (legacy fp32)", ...

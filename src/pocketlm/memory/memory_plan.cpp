@@ -1,9 +1,10 @@
 #include "pocketlm/memory/memory_plan.h"
 
-#include "pocketlm/base/format.h"
 #include <cstring>
 
 #include "pocketlm/base/byte_size.h"
+#include "pocketlm/base/checked.h"
+#include "pocketlm/base/format.h"
 
 namespace pocketlm {
 
@@ -124,6 +125,16 @@ int MemoryPlan::overflowing_tier() const {
     if (tiers_[t].storage ? !file_fits() : tier_total(t) > tiers_[t].capacity) return t;
   }
   return -1;
+}
+
+std::uint64_t MemoryPlan::ram_shortfall() const {
+  std::uint64_t sum = 0;
+  for (int t = 0; t < tier_count_; ++t) {
+    if (tiers_[t].storage || tiers_[t].capacity == 0) continue;
+    const std::uint64_t need = tier_total(t);
+    if (need > tiers_[t].capacity && !checked_add(sum, need - tiers_[t].capacity, &sum)) return UINT64_MAX;
+  }
+  return sum;
 }
 
 bool MemoryPlan::fits() const { return overflowing_tier() < 0; }

@@ -99,6 +99,9 @@ class MemoryPlan {
   // The first tier that does not hold what the plan puts in it (a RAM tier over capacity, or
   // the storage medium), or -1 when the plan fits.
   int overflowing_tier() const;
+  // Bytes by which the RAM tiers together exceed their capacities (0 when they all hold their
+  // regions): what the weight planner must free by leaving weights in storage.
+  std::uint64_t ram_shortfall() const;
   // The one-line error for a plan that does not fit: the tier, what it needs and holds (the
   // model file and the firmware's share for storage). `model` names the file; `device` the
   // profile (nullptr: the host, whose one RAM tier is --heap); `note` is appended.

@@ -16,7 +16,6 @@ Matrix* PlacedWeights::slot(const TensorInfo& t) {
 Status PlacedWeights::carve(const ModelSpec& spec, const WeightPlacement& placement, const Kernels& kernels,
                            Arena& arena) {
   spec_ = &spec;
-  placement_ = placement;
   const ModelConfig& c = spec.config;
   POCKETLM_TRY(carve_array(arena, kLayerTableRegion, static_cast<std::uint64_t>(c.n_layers), &layers_));
   if (layers_)
@@ -47,19 +46,20 @@ Status PlacedWeights::carve(const ModelSpec& spec, const WeightPlacement& placem
     m->cols = static_cast<int>(t.cols);
     m->group = t.group;
     m->interleave = matrix ? interleave_of(kernels, t.type, t.group) : 1;
+    m->values = nullptr;  // stays null for a tensor left in storage (load() skips it)
+    m->scales = nullptr;
     // Per token every matrix and norm is read whole; a row-gather table one row.
     bytes_per_token_ += use == TensorUse::kRowGather ? t.bytes() / t.rows : t.bytes();
-    if (use == TensorUse::kRowGather && placement.in_storage(t, c.n_layers, spec.shared_classifier)) {
+    const bool stored = placement.in_storage(t);
+    if (use == TensorUse::kRowGather && stored) {
       if (t.value_bytes / t.rows > row_value_bytes_) row_value_bytes_ = t.value_bytes / t.rows;
       if (t.scale_bytes / t.rows > row_scale_bytes_) row_scale_bytes_ = t.scale_bytes / t.rows;
     }
-    const bool stored = placement.in_storage(t, c.n_layers, spec.shared_classifier);
     if (t.layer < 0 && global_slot(t.role) >= 0) global_stored_[global_slot(t.role)] = stored;  // for row()
     if (stored) continue;  // see below
     unsigned char* values = nullptr;
     POCKETLM_TRY(carve_array(arena, region, t.value_bytes, &values));
     m->values = values;
-    m->scales = nullptr;
     if (t.scale_bytes) {
       float* scales = nullptr;
       POCKETLM_TRY(carve_array(arena, region, t.scale_bytes / sizeof(float), &scales));
@@ -83,13 +83,15 @@ Status PlacedWeights::carve(const ModelSpec& spec, const WeightPlacement& placem
   if (row_scale_bytes_) POCKETLM_TRY(carve_array(arena, kStreamRegion, row_scale_bytes_ / sizeof(float), &row_scales_));
   POCKETLM_TRY(stream_.carve(spec, placement, kernels, arena));
   if (layers_) {  // a real arena: point the stored matrices at their stream entries
-    for (int l = c.n_layers - placement.streamed_layers; l < c.n_layers; ++l)
-      for (int r = 0; r < kTensorRoleCount; ++r)
-        if (is_per_layer(static_cast<TensorRole>(r)))
-          layers_[l][static_cast<TensorRole>(r)].stream = stream_.find(static_cast<TensorRole>(r), l);
-    if (const StreamedMatrix* cls = stream_.find(TensorRole::kWcls, -1)) {
-      wcls = Matrix{cls->info.type, static_cast<int>(cls->info.rows), static_cast<int>(cls->info.cols), nullptr,
-                    nullptr, cls->info.group, cls->interleave, cls};
+    for (int i = 0; i < stream_.count(); ++i) {
+      const StreamedMatrix& m = stream_.matrix(i);
+      if (m.info.layer >= 0) {
+        layers_[m.info.layer][m.info.role].stream = &m;
+      } else {
+        global_[global_slot(m.info.role)] = Matrix{m.info.type, static_cast<int>(m.info.rows),
+                                                   static_cast<int>(m.info.cols), nullptr, nullptr, m.info.group,
+                                                   m.interleave, &m};
+      }
     }
   }
   // Load-time scratch for one block of rows being interleaved.
@@ -150,9 +152,8 @@ Status PlacedWeights::load(Storage& storage, std::size_t chunk_bytes, ReadQueue*
   for (int i = 0; i < spec_->tensor_count(); ++i) {
     const TensorInfo t = spec_->tensor(i);
     if (*role_info(t.role).region == '\0') continue;
-    if (placement_.in_storage(t, spec_->config.n_layers, spec_->shared_classifier)) continue;
     const Matrix* m = slot(t);
-    if (!m) continue;
+    if (!m || !m->values) continue;  // left in storage (carve gave it no memory)
     POCKETLM_TRY(load_matrix(storage, t, *m, chunk_bytes));
   }
   storage_ = &storage;

@@ -55,7 +55,6 @@ class PlacedWeights final : public WeightSource {
   Status load_matrix(Storage& storage, const TensorInfo& t, const Matrix& m, std::size_t chunk_bytes);
 
   const ModelSpec* spec_ = nullptr;
-  WeightPlacement placement_;
   // The global tensors by global_slot(); the classifier's is a copy of the embedding table's
   // when the classifier is shared.
   Matrix global_[kGlobalRoleCount];

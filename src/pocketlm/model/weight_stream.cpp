@@ -11,26 +11,47 @@ namespace {
 // Blocks keep whole multiples of the row alignment every backend and the worker split use.
 constexpr int kBlockAlign = 32;
 
-// The streamed tensors in forward-pass order; calls f(TensorInfo) for each.
+// The streamed tensors in forward-pass order; calls f(TensorInfo) for each: global matrices
+// read before the layers, each layer's matrices (norms always stay in RAM), global matrices
+// read after them (the classifier).
 template <typename F>
 void for_each_streamed(const ModelSpec& spec, const WeightPlacement& p, F f) {
   using R = TensorRole;
-  const int layers = spec.config.n_layers;
-  // A streamed layer's matrices (its norms stay in RAM), in the order the forward pass reads them.
   R order[kTensorRoleCount];
-  const int n = roles_in_forward_order(
-      [](const RoleInfo& r) { return r.per_layer && r.use == TensorUse::kMatmul; }, order);
-  for (int l = layers - p.streamed_layers; l < layers; ++l)
-    for (int i = 0; i < n; ++i)
-      if (spec.has(order[i])) f(spec.tensor(order[i], l));
-  if (spec.shared_classifier ? p.table_in_storage : p.classifier_in_storage) {
-    TensorInfo cls = spec.tensor(spec.shared_classifier ? R::kTokenEmbedding : R::kWcls, -1);
-    cls.role = R::kWcls;
-    f(cls);
-  }
+  const int n = roles_in_forward_order([](const RoleInfo& r) { return r.use == TensorUse::kMatmul; }, order);
+  auto global = [&](R role) {
+    // A shared classifier is the embedding table, row-fetched and streamed as the classifier.
+    const R stored_as = role == R::kWcls && spec.shared_classifier ? R::kTokenEmbedding : role;
+    if (!spec.has(stored_as) || !p.in_storage(spec.tensor(stored_as, -1))) return;
+    TensorInfo t = spec.tensor(stored_as, -1);
+    t.role = role;
+    f(t);
+  };
+  int first_layer_role = 0;
+  while (first_layer_role < n && !is_per_layer(order[first_layer_role])) global(order[first_layer_role++]);
+  for (int l = 0; l < spec.config.n_layers; ++l)
+    for (int i = first_layer_role; i < n; ++i)
+      if (is_per_layer(order[i]) && spec.has(order[i]) && p.in_storage(spec.tensor(order[i], l)))
+        f(spec.tensor(order[i], l));
+  for (int i = first_layer_role; i < n; ++i)
+    if (!is_per_layer(order[i])) global(order[i]);
 }
 
 }  // namespace
+
+StreamBlock stream_block(const TensorInfo& t, std::size_t block_bytes, const Kernels& kernels) {
+  const auto n = static_cast<std::size_t>(t.cols);
+  const std::uint64_t row = row_value_bytes(t.type, n, t.group) + row_scale_bytes(t.type, n, t.group);
+  std::uint64_t rows = block_bytes / row / kBlockAlign * kBlockAlign;
+  if (rows < kBlockAlign) rows = kBlockAlign;
+  if (rows > t.rows) rows = t.rows;
+  const int il = interleave_of(kernels, t.type, t.group);
+  StreamBlock b;
+  b.rows = static_cast<int>(rows);
+  b.bytes = row * static_cast<std::uint64_t>(b.rows);
+  b.repacks = il > 1 && b.rows >= il;
+  return b;
+}
 
 Status WeightStream::carve(const ModelSpec& spec, const WeightPlacement& p, const Kernels& kernels, Arena& arena) {
   count_ = 0;
@@ -43,15 +64,12 @@ Status WeightStream::carve(const ModelSpec& spec, const WeightPlacement& p, cons
   for_each_streamed(spec, p, [&](const TensorInfo& t) {
     const auto n = static_cast<std::size_t>(t.cols);
     const std::size_t rv = row_value_bytes(t.type, n, t.group), rs = row_scale_bytes(t.type, n, t.group);
-    const int rows = static_cast<int>(t.rows);
-    int block = static_cast<int>(p.block_bytes / (rv + rs)) / kBlockAlign * kBlockAlign;
-    if (block < kBlockAlign) block = kBlockAlign;
-    if (block > rows) block = rows;
-    const int il = interleave_of(kernels, t.type, t.group);
-    repacks = repacks || (il > 1 && block >= il);
-    if (rv * static_cast<std::uint64_t>(block) > max_values) max_values = rv * static_cast<std::uint64_t>(block);
-    if (rs * static_cast<std::uint64_t>(block) > max_scales) max_scales = rs * static_cast<std::uint64_t>(block);
-    if (table_) table_[i] = StreamedMatrix{t, il, block, i};
+    const StreamBlock b = stream_block(t, p.block_bytes, kernels);
+    repacks = repacks || b.repacks;
+    const auto rows = static_cast<std::uint64_t>(b.rows);
+    if (rv * rows > max_values) max_values = rv * rows;
+    if (rs * rows > max_scales) max_scales = rs * rows;
+    if (table_) table_[i] = StreamedMatrix{t, interleave_of(kernels, t.type, t.group), b.rows, i};
     ++i;
   });
   for (int s = 0; s < 2; ++s) {

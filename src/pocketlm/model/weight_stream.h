@@ -23,6 +23,17 @@ namespace pocketlm {
 
 inline constexpr const char* kStreamRegion = "stream buffers";
 
+// How a streamed matrix is cut: rows per block (a multiple of 32 of about `block_bytes`, at
+// least 32, at most all rows), the bytes of one block (values and scales), and whether the
+// backend repacks its rows (a third, ready buffer). The read buffers are sized by the largest
+// block of all streamed matrices.
+struct StreamBlock {
+  int rows = 0;
+  std::uint64_t bytes = 0;
+  bool repacks = false;
+};
+StreamBlock stream_block(const TensorInfo& t, std::size_t block_bytes, const Kernels& kernels);
+
 // One streamed matrix: where it is in the file and how it is cut.
 struct StreamedMatrix {
   TensorInfo info;
@@ -33,14 +44,16 @@ struct StreamedMatrix {
 
 class WeightStream {
  public:
-  // Lists the matrices `placement` keeps in storage in forward-pass order (the streamed
-  // layers' wq wk wv wo w1 w3 w2, then the classifier), cuts each into blocks of about
+  // Lists the matrices `placement` streams in forward-pass order (layer by layer, each layer's
+  // in its roles' order: wq wk wv wo w1 w3 w2; then the classifier), cuts each into blocks of about
   // placement.block_bytes, and carves the table, two read buffers and, when the backend
   // repacks rows, one ready buffer.
   Status carve(const ModelSpec& spec, const WeightPlacement& placement, const Kernels& kernels, Arena& arena);
   // The streamed matrix of `role` and `layer` (-1 for the classifier), or nullptr.
   const StreamedMatrix* find(TensorRole role, int layer) const;
   int count() const { return count_; }
+  // The i-th streamed matrix in forward-pass order, i < count() (after a carve into a real arena).
+  const StreamedMatrix& matrix(int i) const { return table_[i]; }
 
   // Reads go to `storage` through `queue`, at most `chunk_bytes` per Storage::read.
   void bind(Storage* storage, ReadQueue* queue, std::size_t chunk_bytes);

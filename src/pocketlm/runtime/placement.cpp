@@ -1,23 +1,142 @@
 #include "pocketlm/runtime/placement.h"
 
 #include "pocketlm/format/tensor_role.h"
+#include "pocketlm/model/weight_stream.h"
 
 namespace pocketlm {
 
-int placement_families(const ModelSpec& spec, std::size_t block_bytes, WeightPlacement out[kMaxPlacementFamilies]) {
-  int n = 0;
-  for (int table = 0; table < 2; ++table) {
-    for (int cls = 0; cls < 2; ++cls) {
-      // A shared classifier is the table: both in storage or neither.
-      if (spec.shared_classifier ? cls != table : (cls && !spec.has(TensorRole::kWcls))) continue;
-      WeightPlacement p;
-      p.table_in_storage = table != 0;
-      p.classifier_in_storage = !spec.shared_classifier && cls != 0;
-      p.block_bytes = block_bytes;
-      out[n++] = p;
+namespace {
+
+// What leaving one tensor in storage frees and costs.
+struct Candidate {
+  TensorInfo t;
+  bool row_gather = false;      // one row per token: nearly free to leave in storage
+  std::uint64_t freed = 0;      // bytes of RAM
+  std::uint64_t per_token = 0;  // bytes read from storage per token
+  std::uint64_t block = 0;      // bytes of one streamed block (0: row-fetched, no stream buffer)
+};
+
+Candidate candidate(const ModelSpec& spec, const Kernels& kernels, std::size_t block_bytes, const TensorInfo& t) {
+  // A table that is also the classifier is read whole every token, like a matrix.
+  const bool row_gather = role_info(t.role).use == TensorUse::kRowGather &&
+                          !(t.role == TensorRole::kTokenEmbedding && spec.shared_classifier);
+  return Candidate{t, row_gather, t.bytes(), stored_bytes_per_token(spec, t),
+                   row_gather ? 0 : stream_block(t, block_bytes, kernels).bytes};
+}
+
+// Later in the forward pass: a later layer, then a later role (globals by their order).
+bool later(const TensorInfo& a, const TensorInfo& b) {
+  if (a.layer != b.layer) return a.layer > b.layer;
+  return role_info(a.role).order > role_info(b.role).order;
+}
+
+// The shedding order: row-gather tables, then the rest; the largest first; later first.
+bool sheds_first(const Candidate& a, const Candidate& b) {
+  if (a.row_gather != b.row_gather) return a.row_gather;
+  if (a.freed != b.freed) return a.freed > b.freed;
+  return later(a.t, b.t);
+}
+
+// Whether a covers the shortfall more cheaply than b.
+bool cheaper(const Candidate& a, const Candidate& b) {
+  if (a.per_token != b.per_token) return a.per_token < b.per_token;
+  return later(a.t, b.t);
+}
+
+struct Shedding {
+  const ModelSpec& spec;
+  const Kernels& kernels;
+  std::size_t block_bytes;
+
+  // Calls f(Candidate) for each tensor that could still be left in storage.
+  template <typename F>
+  void each(const WeightPlacement& p, F f) const {
+    for (int i = 0; i < spec.tensor_count(); ++i) {
+      const TensorInfo t = spec.tensor(i);
+      if (*role_info(t.role).region == '\0' || !storable(t) || p.in_storage(t)) continue;
+      f(candidate(spec, kernels, block_bytes, t));
     }
   }
-  return n;
+
+  // Frees `need` bytes beyond placement `p` with tensors whose stream block is at most `level`;
+  // returns what is still short (0: covered) and adds the bytes they read per token to *cost;
+  // with `apply`, leaves them in storage there (`apply` may be `p`). One pass in shedding order:
+  // every row-gather table until nothing is short; a matrix only when it frees no more than is
+  // short (a larger one would read bytes per token for nothing); then, of the matrices passed
+  // over (each frees more than is left), the cheapest. No copy of the placement: what the pass
+  // takes lies behind its cursor.
+  std::uint64_t greedy(const WeightPlacement& p, std::uint64_t need, std::uint64_t level, std::uint64_t* cost,
+                       WeightPlacement* apply) const {
+    auto take = [&](const Candidate& c) {
+      if (apply) apply->keep_in_storage(c.t);
+      *cost += c.per_token;
+      need = c.freed >= need ? 0 : need - c.freed;
+    };
+    Candidate prev, cover;
+    bool started = false, have_cover = false;
+    while (need > 0) {
+      Candidate next;
+      bool found = false;
+      each(p, [&](const Candidate& c) {
+        if (c.block > level) return;
+        if ((!started || sheds_first(prev, c)) && (!found || sheds_first(c, next))) next = c, found = true;
+      });
+      if (!found) break;
+      prev = next;
+      started = true;
+      if (next.row_gather || next.freed <= need)
+        take(next);
+      else if (!have_cover || cheaper(next, cover))
+        cover = next, have_cover = true;
+    }
+    if (need > 0 && have_cover) take(cover);
+    return need;
+  }
+};
+
+}  // namespace
+
+bool shed_weights(const ModelSpec& spec, const Kernels& kernels, std::uint64_t shortfall, WeightPlacement* placement) {
+  const Shedding shed{spec, kernels, placement->block_bytes};
+  // The stream buffers already in the plan: sized by the largest block streamed so far.
+  std::uint64_t current = 0;
+  int buffers = 2;  // two read buffers, and a ready one when the backend repacks
+  for (int i = 0; i < spec.tensor_count(); ++i) {
+    const TensorInfo t = spec.tensor(i);
+    if (storable(t)) {
+      const Candidate c = candidate(spec, kernels, placement->block_bytes, t);
+      if (c.block && stream_block(t, placement->block_bytes, kernels).repacks) buffers = 3;
+      if (placement->in_storage(t) && c.block > current) current = c.block;
+    }
+  }
+  // Each block size a placement could need is a level: streaming only tensors whose blocks
+  // fit it costs the buffers of that level. Shed at the level that reads the fewest bytes per
+  // token; when none frees enough, leave every tensor that can in storage.
+  auto need_at = [&](std::uint64_t level) {  // the shortfall and the buffers a level adds
+    const std::uint64_t extra = buffers * (level - current);
+    return shortfall > UINT64_MAX - extra ? UINT64_MAX : shortfall + extra;
+  };
+  bool covered = false;
+  std::uint64_t best_cost = 0, best_level = 0, level = current;
+  for (;;) {
+    std::uint64_t cost = 0;
+    if (shed.greedy(*placement, need_at(level), level, &cost, nullptr) == 0 &&
+        (!covered || cost < best_cost))
+      best_cost = cost, best_level = level, covered = true;
+    std::uint64_t next = UINT64_MAX;  // the next larger block size
+    shed.each(*placement, [&](const Candidate& c) {
+      if (c.block > level && c.block < next) next = c.block;
+    });
+    if (next == UINT64_MAX) break;
+    level = next;
+  }
+  const int before = placement->stored_count();
+  std::uint64_t cost = 0;
+  if (covered)
+    shed.greedy(*placement, need_at(best_level), best_level, &cost, placement);
+  else
+    shed.greedy(*placement, UINT64_MAX, UINT64_MAX, &cost, placement);
+  return placement->stored_count() > before;
 }
 
 void assign_ram_tiers(MemoryPlan* plan) {

@@ -178,31 +178,18 @@ Status Session::plan_in(Storage& model, Storage* tokenizer, const SessionOptions
   const int fixed_batch = one_at_a_time            ? 1
                           : options.prefill_batch > 0 ? (options.prefill_batch < seq_len ? options.prefill_batch : seq_len)
                                                       : 1;
-  // For each family (where the table and the classifier live), the fewest streamed layers
-  // that fit; then the family whose fit reads the fewest storage bytes per token.
-  WeightPlacement families[kMaxPlacementFamilies];
-  const int n = placement_families(*spec, options.stream_block_bytes, families);
-  WeightPlacement best, last;
-  bool found = false;
-  std::uint64_t best_cost = 0;
-  for (int f = 0; f < n; ++f) {
-    for (int k = 0; k <= spec->config.n_layers; ++k) {
-      WeightPlacement p = families[f];
-      p.streamed_layers = k;
-      const std::uint64_t cost = storage_cost(*spec, p).bytes_per_token;
-      if (found && cost >= best_cost) break;  // no cheaper fit left in this family
-      POCKETLM_TRY(measure(model, *spec, options, p, fixed_batch, piece_bytes, chunk, model_memory, plan));
-      last = p;
-      if (!plan->fits()) continue;
-      best = p;
-      best_cost = cost;
-      found = true;
-      break;
-    }
-    if (found && best_cost == 0) break;  // everything resident: nothing is cheaper
+  // Everything resident first; while the RAM tiers overflow, leave in storage what frees the
+  // shortfall at the fewest bytes read per token, and measure again (streaming adds buffers).
+  WeightPlacement chosen;
+  chosen.block_bytes = options.stream_block_bytes;
+  POCKETLM_TRY(measure(model, *spec, options, chosen, fixed_batch, piece_bytes, chunk, model_memory, plan));
+  while (!plan->fits()) {
+    const std::uint64_t shortfall = plan->ram_shortfall();
+    // The medium itself too small, or nothing left to move: the plan reports it as it is.
+    if (shortfall == 0 || !shed_weights(*spec, session_kernels(options), shortfall, &chosen)) break;
+    POCKETLM_TRY(measure(model, *spec, options, chosen, fixed_batch, piece_bytes, chunk, model_memory, plan));
   }
-  // None fits: report the plan that keeps the most in storage (the smallest arena).
-  const WeightPlacement chosen = found ? best : last;
+  const bool found = plan->fits();
   int batch = fixed_batch;
   if (options.prefill_batch == 0 && found && !one_at_a_time) {
     // The largest power of two that still fits, from kMaxPrefillBatch down.

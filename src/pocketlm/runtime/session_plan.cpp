@@ -21,30 +21,77 @@ void type_label(const TensorInfo& t, char* buf, std::size_t cap) {
     format_to(buf, cap, "%s", type_name(t.type));
 }
 
+// The per-layer matrices of one plan region: how many, how many streamed, their bytes in
+// storage and the layers those span.
+struct LayerRegion {
+  int matrices = 0, streamed = 0;
+  std::uint64_t stored_bytes = 0;
+  int first = -1, last = -1;  // layers with a streamed matrix
+  bool hidden = false;        // a role shaped by hidden_dim
+};
+
+LayerRegion layer_region(const ModelSpec& spec, const WeightPlacement& placement, const char* region) {
+  LayerRegion r;
+  for (int i = 0; i < spec.tensor_count(); ++i) {
+    const TensorInfo t = spec.tensor(i);
+    const RoleInfo& info = role_info(t.role);
+    if (!info.per_layer || info.use != TensorUse::kMatmul || std::strcmp(info.region, region) != 0) continue;
+    ++r.matrices;
+    r.hidden = r.hidden || info.rows == Extent::kHiddenDim || info.cols == Extent::kHiddenDim;
+    if (!placement.in_storage(t)) continue;
+    ++r.streamed;
+    r.stored_bytes += t.bytes();
+    if (r.first < 0) r.first = t.layer;
+    r.last = t.layer;
+  }
+  return r;
+}
+
+// Adds the resident and streamed parts of the per-layer matrices of `region`.
+Status describe_layer_region(const ModelSpec& spec, const WeightPlacement& placement, const char* region,
+                             MemoryPlan* plan) {
+  const ModelConfig& c = spec.config;
+  const LayerRegion r = layer_region(spec, placement, region);
+  if (r.matrices == 0) return Status();
+  char roles[48], type[32], hidden[24] = "", streamed[48] = "", note[96];
+  layer_role_names(region, roles, sizeof roles);
+  for (int i = 0; i < spec.tensor_count(); ++i) {
+    const TensorInfo t = spec.tensor(i);
+    if (t.layer == 0 && role_info(t.role).use == TensorUse::kMatmul && std::strcmp(role_info(t.role).region, region) == 0) {
+      type_label(t, type, sizeof type);
+      break;
+    }
+  }
+  if (r.hidden) format_to(hidden, sizeof hidden, " (hidden_dim %d)", c.hidden_dim);
+  if (r.streamed) format_to(streamed, sizeof streamed, ", %d of the %d matrices streamed", r.streamed, r.matrices);
+  format_to(note, sizeof note, "%s x %d layer%s%s%s, %s", roles, c.n_layers, plural_s(c.n_layers), hidden, streamed,
+            type);
+  POCKETLM_TRY(plan->add(region, 0, note, Heat::kOncePerToken));
+  if (r.streamed == 0) return Status();
+  char name[sizeof PlanRegion::name];
+  // "streamed attention": the region's first word.
+  format_to(name, sizeof name, "streamed %.*s", static_cast<int>(std::strcspn(region, " ")), region);
+  char layers[32];
+  if (r.first == r.last)
+    format_to(layers, sizeof layers, "layer %d", r.first);
+  else
+    format_to(layers, sizeof layers, "layers %d..%d", r.first, r.last);
+  format_to(note, sizeof note, "%d matri%s of %s, read every token", r.streamed, r.streamed == 1 ? "x" : "ces", layers);
+  return plan->add_stored(name, r.stored_bytes, note);
+}
+
 }  // namespace
 
 Status describe_session_regions(const ModelSpec& spec, const WeightPlacement& placement, int seq_len, KvType kv,
                                 int prefill_batch, bool batched_attention, std::size_t io_chunk_bytes,
                                 MemoryPlan* plan) {
   const ModelConfig& c = spec.config;
-  char note[96], emb[32], attn[32], ffn[32];
+  char note[96], emb[32];
   type_label(spec.tensor(TensorRole::kTokenEmbedding, -1), emb, sizeof emb);
-  type_label(spec.tensor(TensorRole::kWq, 0), attn, sizeof attn);
-  type_label(spec.tensor(TensorRole::kW1, 0), ffn, sizeof ffn);
   const bool quantized = spec.type(TensorRole::kTokenEmbedding) != TensorType::kF32;
-  const int streamed = placement.streamed_layers, resident = c.n_layers - streamed;
-  // Bytes of the weights that stay in storage, by plan region.
-  std::uint64_t stored_attention = 0, stored_ffn = 0;
-  for (int i = 0; i < spec.tensor_count(); ++i) {
-    const TensorInfo t = spec.tensor(i);
-    if (!is_per_layer(t.role) || !placement.in_storage(t, c.n_layers, spec.shared_classifier)) continue;
-    (std::strcmp(role_info(t.role).region, region::kAttention) == 0 ? stored_attention : stored_ffn) += t.bytes();
-  }
-  char attn_roles[48], ffn_roles[48];
-  layer_role_names(region::kAttention, attn_roles, sizeof attn_roles);
-  layer_role_names(region::kFfn, ffn_roles, sizeof ffn_roles);
   const TensorInfo table = spec.tensor(TensorRole::kTokenEmbedding, -1);
-  if (placement.table_in_storage) {
+  const bool table_stored = placement.in_storage(table);
+  if (table_stored) {
     format_to(note, sizeof note, "[%d, %d] %s; one row (%llu bytes) read per token%s", c.vocab_size, c.dim, emb,
               static_cast<unsigned long long>(table.bytes() / table.rows),
               spec.shared_classifier ? ", and whole as the classifier" : "");
@@ -54,19 +101,18 @@ Status describe_session_regions(const ModelSpec& spec, const WeightPlacement& pl
               quantized ? "dequantized" : "copied");
     POCKETLM_TRY(plan->add(region::kEmbedding, 0, note, Heat::kRowPerToken));
   }
-  format_to(note, sizeof note, "%s x %d layer%s, %s", attn_roles, resident, plural_s(resident), attn);
-  POCKETLM_TRY(plan->add(region::kAttention, 0, note, Heat::kOncePerToken));
-  format_to(note, sizeof note, "%s x %d layer%s (hidden_dim %d), %s", ffn_roles, resident, plural_s(resident),
-            c.hidden_dim, ffn);
-  POCKETLM_TRY(plan->add(region::kFfn, 0, note, Heat::kOncePerToken));
-  if (streamed > 0) {
-    format_to(note, sizeof note, "%s of layers %d..%d, read every token", attn_roles, resident, c.n_layers - 1);
-    POCKETLM_TRY(plan->add_stored(kStreamedAttentionRegion, stored_attention, note));
-    format_to(note, sizeof note, "%s of layers %d..%d, read every token", ffn_roles, resident, c.n_layers - 1);
-    POCKETLM_TRY(plan->add_stored(kStreamedFfnRegion, stored_ffn, note));
+  // The per-layer matrices, region by region in forward order.
+  TensorRole order[kTensorRoleCount] = {};
+  const int n = roles_in_forward_order([](const RoleInfo& r) { return r.per_layer && r.use == TensorUse::kMatmul; },
+                                       order);
+  for (int i = 0; i < n; ++i) {
+    const char* region = role_info(order[i]).region;
+    bool seen = false;
+    for (int j = 0; j < i; ++j) seen = seen || std::strcmp(role_info(order[j]).region, region) == 0;
+    if (!seen) POCKETLM_TRY(describe_layer_region(spec, placement, region, plan));
   }
   POCKETLM_TRY(plan->add(region::kNorms, 0, "rms_att, rms_ffn per layer + rms_final, f32", Heat::kOncePerToken));
-  if (!spec.shared_classifier && placement.classifier_in_storage) {
+  if (!spec.shared_classifier && placement.in_storage(spec.tensor(TensorRole::kWcls, -1))) {
     const TensorInfo wcls = spec.tensor(TensorRole::kWcls, -1);
     POCKETLM_TRY(plan->add_stored(region::kClassifier, wcls.bytes(), "wcls [vocab_size, dim], read every token"));
   } else {
@@ -105,7 +151,7 @@ Status describe_session_regions(const ModelSpec& spec, const WeightPlacement& pl
   POCKETLM_TRY(plan->add(kRepackRegion, 0, "load-time buffer: one block of rows interleaved for SIMD lanes", Heat::kRare));
   if (placement.any()) {
     format_to(note, sizeof note, "weights read from storage: 2 blocks of ~%zu KiB in flight, 1 repacked%s",
-              placement.block_bytes / 1024, placement.table_in_storage ? ", 1 embedding row" : "");
+              placement.block_bytes / 1024, table_stored ? ", 1 embedding row" : "");
     POCKETLM_TRY(plan->add(kStreamRegion, 0, note));
   }
   return Status();

@@ -13,8 +13,6 @@
 namespace pocketlm {
 
 inline constexpr const char* kProcessRegion = "process (reserved)";
-inline constexpr const char* kStreamedAttentionRegion = "streamed attention";
-inline constexpr const char* kStreamedFfnRegion = "streamed ffn";
 
 // Adds every RAM region with 0 bytes and its note (the measuring arena then fills in the
 // bytes), and the weights `placement` keeps in storage with their bytes (the plan must have a
