@@ -1,6 +1,7 @@
-"""Writes a trained model as a llama2.c checkpoint (``../shared/spec/llama2c-compat.md``):
-v0 (legacy fp32: config, then the tensors in run.c's order with freq_cis) or v1 (fp32 with the
-"ak42" header). GGUF and the quantized types come from `pocketlm convert` (run.py).
+"""Writes a trained model: as F32 GGUF by the engine's names (write_gguf, through train/gguf.py),
+or as a llama2.c checkpoint (``../shared/spec/llama2c-compat.md``): v0 (legacy fp32: config,
+then the tensors in run.c's order with freq_cis) or v1 (fp32 with the "ak42" header). The
+quantized types come from `pocketlm convert` (run.py).
 """
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ import struct
 import numpy as np
 import torch
 
+from . import gguf
 from .model import ModelArgs, Transformer, rope_tables
+from .schema import Schema
 
 V1_MAGIC = 0x616B3432
 
@@ -27,17 +30,18 @@ def _config(a: ModelArgs, vocab: int) -> bytes:
 
 
 def _layer_tensors(model: Transformer) -> dict:
-    return {
-        "rms_att": _stack(model, lambda l: l.attention_norm.weight),
-        "wq": _stack(model, lambda l: l.attention.wq.weight),
-        "wk": _stack(model, lambda l: l.attention.wk.weight),
-        "wv": _stack(model, lambda l: l.attention.wv.weight),
-        "wo": _stack(model, lambda l: l.attention.wo.weight),
-        "rms_ffn": _stack(model, lambda l: l.ffn_norm.weight),
-        "w1": _stack(model, lambda l: l.feed_forward.w1.weight),
-        "w2": _stack(model, lambda l: l.feed_forward.w2.weight),
-        "w3": _stack(model, lambda l: l.feed_forward.w3.weight),
-    }
+    """The per-layer roles, each stacked [n_layers, ...]."""
+    return {name: torch.stack(v) for name, v in model.role_tensors().items() if isinstance(v, list)}
+
+
+@torch.no_grad()
+def write_gguf(model: Transformer, path: str, schema: Schema, vocab: gguf.Vocab | None, name: str,
+               arch: str = "llama") -> None:
+    """An F32 GGUF file of `model`, as `pocketlm convert --to gguf` would write it."""
+    as_numpy = {k: (torch.stack(v) if isinstance(v, list) else v).detach().to(torch.float32).numpy()
+                for k, v in model.role_tensors().items()}
+    gguf.write_gguf(path, schema, arch, model.config_fields(), model.args.norm_eps, model.args.rope_theta, as_numpy,
+                    vocab, name)
 
 
 @torch.no_grad()

@@ -150,5 +150,26 @@ class Transformer(nn.Module):
             x = layer(x, cos, sin, mask)
         return self.output(self.norm(x))
 
+    def role_tensors(self) -> dict:
+        """The weights by the engine's role names (train/schema.py): a global role's tensor, or a
+        per-layer role's list of tensors, layer by layer. The GGUF writer and reader
+        (train/gguf.py) take every file name from the schema; this map is all a kind adds."""
+        per_layer = {"rms_att": lambda l: l.attention_norm.weight, "wq": lambda l: l.attention.wq.weight,
+                     "wk": lambda l: l.attention.wk.weight, "wv": lambda l: l.attention.wv.weight,
+                     "wo": lambda l: l.attention.wo.weight, "rms_ffn": lambda l: l.ffn_norm.weight,
+                     "w1": lambda l: l.feed_forward.w1.weight, "w2": lambda l: l.feed_forward.w2.weight,
+                     "w3": lambda l: l.feed_forward.w3.weight}
+        out = {"token_embedding": self.tok_embeddings.weight, "rms_final": self.norm.weight}
+        out.update({name: [get(layer) for layer in self.layers] for name, get in per_layer.items()})
+        if not self.args.tied:
+            out["wcls"] = self.output.weight
+        return out
+
+    def config_fields(self) -> dict:
+        """The integer config fields by the engine's names (format/architecture.h)."""
+        a = self.args
+        return {"dim": a.dim, "hidden_dim": a.hidden_dim, "n_layers": a.n_layers, "n_heads": a.n_heads,
+                "n_kv_heads": a.n_kv_heads, "seq_len": a.seq_len, "vocab_size": a.vocab_size}
+
     def num_params(self) -> int:
         return sum(p.numel() for p in self.parameters())

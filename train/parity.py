@@ -18,6 +18,7 @@ import tempfile
 import numpy as np
 import torch
 
+from . import schema as schema_mod
 from .gguf import load_model
 
 PROMPTS = ["Once upon a time", "Lily and Ben went to the park. They saw",
@@ -66,7 +67,7 @@ def check_prompt(model, gguf: str, build: str, prompt: str, steps: int, rtol: fl
 
 def check(gguf: str, build: str, steps: int = 64, rtol: float = 1e-4, prompts=PROMPTS) -> bool:
     torch.set_num_threads(1)
-    model = load_model(gguf)
+    model = load_model(gguf, schema_mod.load(build))
     print(f"parity: PyTorch vs pocketlm on {gguf}")
     problems = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -25,6 +25,7 @@ import time
 from dataclasses import replace
 
 from . import check_tokenizer, data, export, parity, tokenizer
+from . import schema as schema_mod
 from .model import ModelArgs
 from .train import TrainConfig, plot_losses, train
 
@@ -70,6 +71,19 @@ def same_tokens_every_format(build: str, tok_bin: str, files: list[str]) -> bool
     ok = all(l == logs[0] for l in logs)
     print(f"export: {', '.join(os.path.basename(f) for f in files)}: "
           f"{'the same greedy tokens' if ok else 'DIFFERENT greedy tokens'} in pocketlm")
+    return ok
+
+
+def same_bytes_as_convert(build: str, model_bin: str, tok_bin: str, gguf: str) -> bool:
+    """The trainer's GGUF (from the PyTorch model and SentencePiece) is byte for byte what
+    `pocketlm convert` makes of the llama2.c v1 export and tokenizer.bin: one export path."""
+    theirs = gguf + ".convert"
+    _pocketlm(build, "convert", model_bin, "--to", "gguf", "-z", tok_bin, "-o", theirs, capture=True)
+    with open(gguf, "rb") as f, open(theirs, "rb") as g:
+        ok = f.read() == g.read()
+    os.unlink(theirs)
+    print(f"export: {os.path.basename(gguf)} {'equals' if ok else 'DIFFERS from'} pocketlm convert's GGUF of "
+          f"{os.path.basename(model_bin)}")
     return ok
 
 
@@ -151,8 +165,9 @@ def main(argv=None) -> int:
     export.write_v1(model, model_bin)
     export.write_v0(model, model_v0)
     gguf, gguf_q8 = os.path.join(out, "model.gguf"), os.path.join(out, "model-q8_0.gguf")
-    _pocketlm(a.build, "convert", model_bin, "--to", "gguf", "-z", tok_bin, "-o", gguf)
-    _pocketlm(a.build, "convert", model_bin, "--to", "gguf", "--type", "q8_0", "-z", tok_bin, "-o", gguf_q8)
+    # GGUF by the engine's names (its schema), the quantized copy by pocketlm convert.
+    export.write_gguf(model, gguf, schema_mod.load(a.build), tokenizer.gguf_vocab(tokenizer.load(sp_model)), "model")
+    _pocketlm(a.build, "convert", gguf, "--to", "gguf", "--type", "q8_0", "-o", gguf_q8)
     png = os.path.join(out, "loss.png")
     n_params = history["params"]
     plot_losses(history, png, f"{a.recipe}: {n_params / 1e6:.2f} M parameters, vocab {vocab}, "
@@ -161,6 +176,7 @@ def main(argv=None) -> int:
     print("checks:")
     ok = check_tokenizer.check(sp_model, gguf, "-", a.build, val_text)
     ok = same_tokens_every_format(a.build, tok_bin, [model_v0, model_bin, gguf]) and ok
+    ok = same_bytes_as_convert(a.build, model_bin, tok_bin, gguf) and ok
     ok = parity.check(gguf, a.build) and ok
     evals = {}
     for name, path in (("f32", gguf), ("q8_0", gguf_q8)):

@@ -1,5 +1,6 @@
 """Checks that the trainer and pocketlm agree on what does not need training (ctest
-`train_selftest`): the held-out split and the cutting of a text into stories.
+`train_selftest`): the held-out split, the cutting of a text into stories, and GGUF export (the
+trainer's writer, driven by the engine's schema, gives the bytes of `pocketlm convert`).
 
     /usr/bin/python3 -m train.selftest MODEL.gguf BUILD_DIR
 """
@@ -10,7 +11,8 @@ import subprocess
 import sys
 import tempfile
 
-from . import data
+from . import data, export, gguf
+from . import schema as schema_mod
 
 TRICKY = ("\n\nFirst story.\r\nSecond line.\n<|endoftext|>\n<|endoftext|>\r\n\nSecond  story, two spaces.\n\n"
           "<|endoftext|>\n <|endoftext|> is not a separator here\n<|endoftext|>\nLast, with no newline")
@@ -56,7 +58,31 @@ def main(argv=None) -> int:
         failures.append(f"stories: Python cuts {len(stories)}, pocketlm {len(a)}; ids equal: {a == b}")
     else:
         print(f"selftest: the same {len(stories)} stories cut from a text with CRLF, empty and unseparated parts")
+    failures += check_export(model, build)
     return report_failures("selftest", failures)
+
+
+def check_export(model: str, build: str) -> list[str]:
+    """The model read into PyTorch and written back by the trainer's GGUF writer is byte for byte
+    what `pocketlm convert MODEL --to gguf` writes."""
+    schema = schema_mod.load(build)
+    meta, _ = gguf.read_gguf(model)
+    torch_model = gguf.load_model(model, schema)
+    name = os.path.splitext(os.path.basename(model))[0]
+    with tempfile.TemporaryDirectory() as tmp:
+        ours, theirs = os.path.join(tmp, "trainer.gguf"), os.path.join(tmp, "convert.gguf")
+        export.write_gguf(torch_model, ours, schema, gguf.Vocab.from_gguf(meta), name, meta["general.architecture"])
+        subprocess.run([os.path.join(build, "pocketlm"), "convert", model, "--to", "gguf", "-o", theirs], check=True,
+                       capture_output=True)
+        with open(ours, "rb") as f:
+            a = f.read()
+        with open(theirs, "rb") as f:
+            b = f.read()
+    if a != b:
+        first = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+        return [f"export: the trainer's GGUF ({len(a)} bytes) and convert's ({len(b)} bytes) differ from byte {first}"]
+    print(f"selftest: the trainer's GGUF writer gives convert's {len(a)} bytes")
+    return []
 
 
 if __name__ == "__main__":

@@ -95,6 +95,23 @@ def pieces_for_llama2c(sp: spm.SentencePieceProcessor) -> list[tuple[bytes, floa
     return out
 
 
+def gguf_vocab(sp: spm.SentencePieceProcessor):
+    """The vocabulary as GGUF holds it (train/gguf.py: Vocab): SentencePiece's own pieces (U+2581
+    for spaces), scores, and token types from SentencePiece's flags."""
+    from .gguf import TOKEN_BYTE, TOKEN_CONTROL, TOKEN_NORMAL, TOKEN_UNKNOWN, Vocab
+
+    def kind(i):
+        if sp.is_control(i):
+            return TOKEN_CONTROL
+        if sp.is_unknown(i):
+            return TOKEN_UNKNOWN
+        return TOKEN_BYTE if sp.is_byte(i) else TOKEN_NORMAL
+
+    n = sp.get_piece_size()
+    return Vocab([sp.id_to_piece(i) for i in range(n)], [float(sp.get_score(i)) for i in range(n)],
+                 [kind(i) for i in range(n)], BOS_ID, EOS_ID)
+
+
 def write_tokenizer_bin(sp: spm.SentencePieceProcessor, path: str) -> None:
     """llama2.c's tokenizer.bin: int32 max piece length, then per id: float32 score, int32
     byte length, the bytes."""

@@ -10,6 +10,11 @@
 //       forward pass from the last prompt id on to OUT as float32 [STEPS, vocab].
 //   pocketlm-probe heldout N SEED
 //       the indices among 0..N-1 of the stories the held-out split takes, one line.
+//   pocketlm-probe schema
+//       the engine's role table and architecture rows as JSON (train/schema.py): what each
+//       tensor role is called in llama2.c and GGUF, its shape and use, and per architecture
+//       its hyperparameter keys, the config fields they fill and its roles. The trainer's GGUF
+//       writer takes every name from it.
 // "-" as TOKENIZER: the model's own (GGUF). Errors: one line on stderr, exit 1.
 #include <cstdio>
 #include <cstdlib>
@@ -18,8 +23,12 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "cli_common.h"
 #include "story_split.h"
+#include "pocketlm/format/architecture.h"
+#include "pocketlm/format/tensor_role.h"
 #include "pocketlm/runtime/session.h"
 #include "ports/posix/file_storage.h"
 
@@ -92,6 +101,61 @@ int logits(const std::string& model, int steps, const std::string& out_path, con
   return 0;
 }
 
+const char* use_name(TensorUse u) {
+  switch (u) {
+    case TensorUse::kMatmul: return "matmul";
+    case TensorUse::kNorm: return "norm";
+    case TensorUse::kRowGather: return "row-gather";
+    default: return "unused";
+  }
+}
+
+// An extent as the ModelConfig fields that give it.
+const char* extent_name(Extent e) {
+  switch (e) {
+    case Extent::kOne: return "1";
+    case Extent::kDim: return "dim";
+    case Extent::kHiddenDim: return "hidden_dim";
+    case Extent::kKvDim: return "kv_dim";
+    case Extent::kVocab: return "vocab_size";
+    case Extent::kSeqLen: return "seq_len";
+    default: return "head_size/2";
+  }
+}
+
+int schema() {
+  nlohmann::json roles = nlohmann::json::array();
+  for (const RoleInfo& r : kRoleTable)
+    roles.push_back({{"name", r.name},
+                     {"gguf_name", r.gguf_name ? nlohmann::json(r.gguf_name) : nlohmann::json(nullptr)},
+                     {"per_layer", r.per_layer},
+                     {"use", use_name(r.use)},
+                     {"shape", {extent_name(r.rows), extent_name(r.cols)}},
+                     {"order", r.order}});
+  nlohmann::json archs = nlohmann::json::array();
+  char names[256];
+  architecture_names(names, sizeof names);
+  for (std::string_view rest = names; !rest.empty();) {
+    const std::size_t cut = rest.find(", ");
+    const std::string name(rest.substr(0, cut));
+    rest = cut == std::string_view::npos ? std::string_view() : rest.substr(cut + 2);
+    const Architecture* a = find_architecture(name.c_str());
+    nlohmann::json keys = nlohmann::json::array(), arch_roles = nlohmann::json::array(),
+                   required = nlohmann::json::array();
+    for (int i = 0; i < a->key_count; ++i)
+      keys.push_back({{"suffix", a->keys[i].suffix}, {"field", config_field_name(a->keys[i].field)},
+                      {"required", a->keys[i].required}});
+    for (int r = 0; r < kTensorRoleCount; ++r) {
+      const auto role = static_cast<TensorRole>(r);
+      if (a->roles & role_bit(role)) arch_roles.push_back(role_name(role));
+      if (a->required & role_bit(role)) required.push_back(role_name(role));
+    }
+    archs.push_back({{"name", a->name}, {"keys", keys}, {"roles", arch_roles}, {"required", required}});
+  }
+  std::printf("%s\n", nlohmann::json({{"roles", roles}, {"architectures", archs}}).dump(1).c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -105,11 +169,12 @@ int main(int argc, char** argv) {
     std::printf("\n");
     return 0;
   }
+  if (cmd == "schema" && argc == 2) return schema();
   if (cmd == "logits" && argc >= 6) {
     std::vector<int> ids;
     for (int i = 5; i < argc; ++i) ids.push_back(std::atoi(argv[i]));
     return logits(argv[2], std::atoi(argv[3]), argv[4], ids);
   }
-  std::fprintf(stderr, "usage: pocketlm-probe encode MODEL TOKENIZER|- TEXTFILE | logits MODEL STEPS OUT ID... | heldout N SEED\n");
+  std::fprintf(stderr, "usage: pocketlm-probe encode MODEL TOKENIZER|- TEXTFILE | logits MODEL STEPS OUT ID... | heldout N SEED | schema\n");
   return 1;
 }

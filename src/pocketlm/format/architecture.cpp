@@ -48,6 +48,14 @@ int* config_field(ModelConfig* c, ConfigField f) {
   }
 }
 
+const char* config_field_name(ConfigField f) {
+  static const char* const kNames[] = {"dim",           "hidden_dim",    "n_layers",      "n_heads",
+                                       "n_kv_heads",    "seq_len",       "vocab_size",    "kind_params[0]",
+                                       "kind_params[1]", "kind_params[2]", "kind_params[3]"};
+  static_assert(sizeof kNames / sizeof *kNames == static_cast<int>(ConfigField::kKindParam3) + 1);
+  return kNames[static_cast<int>(f)];
+}
+
 const Architecture& llama_architecture() { return kLlama; }
 
 const Architecture* find_architecture(const char* name) {

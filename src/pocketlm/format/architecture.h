@@ -49,6 +49,8 @@ struct Architecture {
 
 // The config field `f` names (ConfigField::kVocab: vocab_size), for readers and writers.
 int* config_field(ModelConfig* config, ConfigField f);
+// The name of config field `f` as ModelConfig spells it ("dim", "n_layers", "kind_params[0]").
+const char* config_field_name(ConfigField f);
 inline int config_value(const ModelConfig& config, ConfigField f) {
   return *config_field(const_cast<ModelConfig*>(&config), f);
 }
