@@ -6,6 +6,7 @@
 #               (scripts/get-models --tests), and the tests whose files are missing skip
 #   make train        retrain the shipped model from scratch (train/; 35 min on a busy 2-core machine)
 #   make train-smoke  a tiny model in about 30 s: train -> export -> tokenizer and parity checks
+#   make distill-data stories sampled from stories260K into runs/distill/ (train/distill.py)
 #   make synth-models   models/synth15M.bin and synth15M_q80.bin (docs/memory-and-tiers.md, docs/performance.md)
 #   make test-aarch64   cross-build for 64-bit ARM (NEON backend) and run the suite under qemu
 #   make test-mips      cross-build for 32-bit little-endian MIPS and run the suite under qemu
@@ -20,7 +21,7 @@ DEFAULT_MODEL ?= assets/stories1M.gguf
 # Debian's interpreter: python3-torch, -numpy, -sentencepiece and -matplotlib live there.
 PYTHON ?= /usr/bin/python3
 
-.PHONY: all build demo test test-aarch64 bench models synth-models screenshots clean train train-smoke
+.PHONY: all build demo test test-aarch64 bench models synth-models screenshots clean train train-smoke distill-data
 
 all: build
 
@@ -74,10 +75,16 @@ train:
 	scripts/setup test
 	$(MAKE) build
 	nice $(PYTHON) -m train.run default
+# A corpus of stories sampled from stories260K (train/distill.py) into runs/distill/.
+distill-data:
+	scripts/setup test
+	$(MAKE) build
+	$(PYTHON) -m train.distill
 train-smoke:
 	scripts/setup test
 	$(MAKE) build
 	$(PYTHON) -m train.run smoke
+	$(PYTHON) -m train.run smoke-kd
 
 # Cross build with Debian's g++-aarch64-linux-gnu; ctest runs every test (and the tests run
 # the pocketlm binary) through qemu-aarch64-static (cmake/aarch64-linux-gnu.cmake). The models

@@ -22,9 +22,9 @@ import shutil
 import subprocess
 import sys
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
-from . import check_tokenizer, data, export, parity, tokenizer
+from . import check_tokenizer, data, distill, export, parity, teacher, tokenizer
 from . import schema as schema_mod
 from .model import ModelArgs
 from .train import TrainConfig, plot_losses, train
@@ -36,17 +36,38 @@ DEFAULT_SHAPE = ModelArgs(dim=128, n_layers=5, n_heads=4, n_kv_heads=2, vocab_si
 DEFAULT_TRAINING = TrainConfig(steps=2400, batch_size=16, learning_rate=2e-3, min_lr=2e-4, warmup_steps=100,
                                eval_every=300)
 
-RECIPES = {  # name: (model shape with its vocabulary size, training)
-    "default": (DEFAULT_SHAPE, DEFAULT_TRAINING),
+@dataclass(frozen=True)
+class Recipe:
+    model: ModelArgs            # the shape, with its vocabulary size
+    training: TrainConfig
+    tokenizer: str = "own"      # "own": SentencePiece trained on the text; "teacher": stories260K's tok512
+    corpus_tokens: int = 0      # > 0: add that many teacher tokens of stories260K's stories (train/distill.py)
+
+
+TEACHER_SHAPE = replace(DEFAULT_SHAPE, vocab_size=512)  # the default's shape on the teacher's 512 pieces
+SMOKE_SHAPE = ModelArgs(dim=32, n_layers=2, n_heads=2, n_kv_heads=1, vocab_size=512, hidden_dim=96, seq_len=96)
+SMOKE_TRAINING = TrainConfig(steps=300, batch_size=16, learning_rate=3e-3, min_lr=3e-4, warmup_steps=20,
+                             eval_every=150, eval_stories=40, time_budget_s=55)
+
+RECIPES = {
+    "default": Recipe(DEFAULT_SHAPE, DEFAULT_TRAINING),
     # CI: train -> export -> checks in about a minute (at most 55 s of training).
-    "smoke": (ModelArgs(dim=32, n_layers=2, n_heads=2, n_kv_heads=1, vocab_size=512, hidden_dim=96, seq_len=96),
-              TrainConfig(steps=300, batch_size=16, learning_rate=3e-3, min_lr=3e-4, warmup_steps=20,
-                          eval_every=150, eval_stories=40, time_budget_s=55)),
+    "smoke": Recipe(SMOKE_SHAPE, SMOKE_TRAINING),
+    # CI too, distillation at the same scale: 40,000 teacher tokens of stories260K's stories
+    # after the real ones, its tokenizer, and its logits in the loss.
+    "smoke-kd": Recipe(SMOKE_SHAPE, replace(SMOKE_TRAINING, distill_alpha=0.5), tokenizer="teacher",
+                       corpus_tokens=40_000),
     # The 4096-token vocabulary at the default's shape (a larger embedding table).
-    "v4096": (replace(DEFAULT_SHAPE, vocab_size=4096), DEFAULT_TRAINING),
+    "v4096": Recipe(replace(DEFAULT_SHAPE, vocab_size=4096), DEFAULT_TRAINING),
     # A smaller model (0.3 M parameters) trained as the default.
-    "small": (ModelArgs(dim=64, n_layers=5, n_heads=2, n_kv_heads=2, vocab_size=512, hidden_dim=192, seq_len=256),
-              replace(DEFAULT_TRAINING, learning_rate=3e-3, min_lr=3e-4)),
+    "small": Recipe(ModelArgs(dim=64, n_layers=5, n_heads=2, n_kv_heads=2, vocab_size=512, hidden_dim=192, seq_len=256),
+                    replace(DEFAULT_TRAINING, learning_rate=3e-3, min_lr=3e-4)),
+    # The distillation ablation (docs/training.md): the default's shape and steps on the
+    # teacher's tokenizer; real text only, + 10 M teacher tokens of its stories, + its logits.
+    "t512-real": Recipe(TEACHER_SHAPE, DEFAULT_TRAINING, tokenizer="teacher"),
+    "t512-stories": Recipe(TEACHER_SHAPE, DEFAULT_TRAINING, tokenizer="teacher", corpus_tokens=10_000_000),
+    "t512-kd": Recipe(TEACHER_SHAPE, replace(DEFAULT_TRAINING, distill_alpha=0.5), tokenizer="teacher",
+                      corpus_tokens=10_000_000),
 }
 
 
@@ -113,6 +134,43 @@ def make_tokenizer(a, margs: ModelArgs, train_text: list[str], val_text: list[st
     return tok_bin, sp_model, train_ids, val_ids
 
 
+def distilled_stories(a, recipe: Recipe) -> list[str]:
+    """recipe.corpus_tokens teacher tokens of stories260K's own stories (runs/distill/, made by
+    train/distill.py when missing; [] for none)."""
+    if not recipe.corpus_tokens:
+        return []
+    check_teacher(a)
+    t, p = distill.TEMPERATURE, distill.TOP_P
+    path = distill.default_path(recipe.corpus_tokens, 1, t, p)
+    if not os.path.exists(path):
+        corpus, _ = distill.make_corpus(a.build, recipe.corpus_tokens, 1, t, p, os.cpu_count() or 1)
+        distill.write_corpus(corpus, path)
+    with open(path, encoding="utf-8", newline="") as f:
+        corpus = data.split_stories(f.read())
+    print(f"distill: {path}: {len(corpus)} stories of stories260K (-t {t:g} -p {p:g})")
+    return corpus
+
+
+def check_teacher(a) -> None:
+    for f in distill.teacher_files():
+        if not os.path.exists(f):
+            raise data.DataError(f"recipe {a.recipe}: {f}: no such file (the teacher, stories260K, comes with "
+                                 "../shared or $POCKETLM_SHARED)")
+
+
+def teacher_data(a, stories: list[str], val_text: list[str], out: str):
+    """The teacher's tokenizer: (tok_bin, teacher_gguf, train_ids, val_ids), the stories encoded
+    by pocketlm with stories260K's 512 pieces."""
+    check_teacher(a)
+    tok = distill.teacher_files()[1]
+    teacher_gguf = teacher.make_gguf(a.build, out)
+    train_ids = teacher.encode_stories(a.build, teacher_gguf, stories)
+    val_ids = teacher.encode_stories(a.build, teacher_gguf, val_text)
+    print(f"tokenizer: the teacher's {tok} (512 pieces), encoded by pocketlm: "
+          f"{sum(len(s) for s in train_ids) / 1e6:.2f} M training tokens")
+    return tok, teacher_gguf, train_ids, val_ids
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description="train a pocketlm model end to end")
     ap.add_argument("recipe", choices=sorted(RECIPES))
@@ -131,7 +189,8 @@ def main(argv=None) -> int:
     ap.add_argument("--time-budget", type=float, default=0.0, help="also stop after this many seconds")
     ap.add_argument("--resume", action="store_true", help="continue from DIR/ckpt.pt (written at every validation)")
     a = ap.parse_args(argv)
-    margs, tcfg = RECIPES[a.recipe]
+    recipe = RECIPES[a.recipe]
+    margs, tcfg = recipe.model, recipe.training
     vocab = margs.vocab_size
     if a.steps:
         tcfg = replace(tcfg, steps=a.steps, eval_every=min(tcfg.eval_every, a.steps))
@@ -151,14 +210,27 @@ def main(argv=None) -> int:
         started = time.time()
         print(f"data: {a.data}: {len(train_text)} training stories, {len(val_text)} validation stories (split seed "
               f"{data.DEFAULT_SPLIT_SEED})")
-        tok_bin, sp_model, train_ids, val_ids = make_tokenizer(a, margs, train_text, val_text, out)
+        stories = train_text + distilled_stories(a, recipe)
+        if recipe.tokenizer == "teacher":
+            tok_bin, teacher_gguf, train_ids, val_ids = teacher_data(a, stories, val_text, out)
+            sp_model = None
+        else:
+            tok_bin, sp_model, train_ids, val_ids = make_tokenizer(a, margs, stories, val_text, out)
     except data.DataError as e:
         if created and os.path.isdir(out):
             shutil.rmtree(out)
         print(f"train: error: {e}", file=sys.stderr)
         return 1
 
-    model, history = train(tcfg, margs, train_ids, val_ids, out, resume=a.resume)
+    schema = schema_mod.load(a.build)
+    teacher_model = None
+    if tcfg.distill_alpha > 0:
+        # The teacher's logits in PyTorch are pocketlm's (a short parity run), then it teaches.
+        if not parity.check(teacher_gguf, a.build, steps=16):
+            print("train: error: the teacher in PyTorch does not match pocketlm", file=sys.stderr)
+            return 1
+        teacher_model = teacher.load(teacher_gguf, schema)
+    model, history = train(tcfg, margs, train_ids, val_ids, out, resume=a.resume, teacher=teacher_model)
     val_loss = history["val"][-1]["loss"]
 
     model_bin, model_v0 = os.path.join(out, "model.bin"), os.path.join(out, "model_v0.bin")
@@ -166,7 +238,8 @@ def main(argv=None) -> int:
     export.write_v0(model, model_v0)
     gguf, gguf_q8 = os.path.join(out, "model.gguf"), os.path.join(out, "model-q8_0.gguf")
     # GGUF by the engine's names (its schema), the quantized copy by pocketlm convert.
-    export.write_gguf(model, gguf, schema_mod.load(a.build), tokenizer.gguf_vocab(tokenizer.load(sp_model)), "model")
+    vocab_of = teacher.vocab(teacher_gguf) if sp_model is None else tokenizer.gguf_vocab(tokenizer.load(sp_model))
+    export.write_gguf(model, gguf, schema, vocab_of, "model")
     _pocketlm(a.build, "convert", gguf, "--to", "gguf", "--type", "q8_0", "-o", gguf_q8)
     png = os.path.join(out, "loss.png")
     n_params = history["params"]
@@ -174,7 +247,9 @@ def main(argv=None) -> int:
                               f"{history['train_minutes']:.1f} min of training, 1 thread")
 
     print("checks:")
-    ok = check_tokenizer.check(sp_model, gguf, "-", a.build, val_text)
+    ok = True
+    if sp_model is not None:  # the teacher's tokenizer: pocketlm's encoder made the ids
+        ok = check_tokenizer.check(sp_model, gguf, "-", a.build, val_text)
     ok = same_tokens_every_format(a.build, tok_bin, [model_v0, model_bin, gguf]) and ok
     ok = same_bytes_as_convert(a.build, model_bin, tok_bin, gguf) and ok
     ok = parity.check(gguf, a.build) and ok
@@ -186,6 +261,14 @@ def main(argv=None) -> int:
                                                         for line in text.splitlines()) if m}
         if name == "f32":
             print(text, end="")
+    # TinyStories' own validation text, whole (measured, never trained on).
+    valid = os.path.join(os.environ.get("POCKETLM_SHARED") or os.path.join(ROOT, "../shared"), "data",
+                         "tinystories-valid-sample.txt")
+    if os.path.exists(valid):
+        text = _pocketlm(a.build, "eval", gguf, valid, "--split", "all", capture=True)
+        evals["valid_sample"] = {m.group(1): m.group(2) for m in (re.match(r"(cross-entropy|perplexity|bits per byte)\s+(\S+)", line)
+                                                                  for line in text.splitlines()) if m}
+        print(f"tinystories-valid-sample.txt: {evals['valid_sample'].get('bits per byte')} bits per byte")
     # The trainer's validation loss is computed as `pocketlm eval` computes it: on all the
     # validation stories they must agree (a check of the split, the tokenizer and the export).
     if not tcfg.eval_stories:
@@ -195,6 +278,8 @@ def main(argv=None) -> int:
             print(f"validation loss: FAIL: they differ by {diff:.2g}", file=sys.stderr)
             ok = False
     summary = {"recipe": a.recipe, "params": n_params, "vocab": vocab, "model": margs.to_dict(),
+               "tokenizer": recipe.tokenizer, "corpus_tokens": recipe.corpus_tokens,
+               "distill_alpha": tcfg.distill_alpha, "train_tokens_available": int(sum(len(t) for t in train_ids)),
                "steps": history["train"][-1]["step"], "tokens": history["train"][-1]["tokens"],
                "train_minutes": history["train_minutes"], "tokens_per_s": history["tokens_per_s"],
                "val_loss_pytorch": val_loss, "pocketlm_eval": evals,

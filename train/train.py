@@ -37,6 +37,7 @@ class TrainConfig:
     eval_stories: int = 0  # validation stories read in the periodic checks (0 = all)
     seed: int = 1337
     threads: int = 1  # intra-op threads: 2 is up to 5x slower than 1 when other jobs share the cores
+    distill_alpha: float = 0.0  # with a teacher: loss = (1 - a) CE(next token) + a KL(teacher || student)
 
 
 def lr_at(step: int, c: TrainConfig) -> float:
@@ -106,11 +107,27 @@ def plot_losses(history: dict, path: str, title: str) -> None:
     plt.close(fig)
 
 
+def loss_of(model: Transformer, x, y, teacher: Transformer | None, alpha: float) -> torch.Tensor:
+    """Cross-entropy of the next tokens; with a teacher and alpha > 0, mixed with the KL
+    divergence from the teacher's next-token distribution to the student's (Hinton et al.,
+    2015, "Distilling the Knowledge in a Neural Network", at temperature 1), per token."""
+    logits = model(x).flatten(0, 1)
+    ce = F.cross_entropy(logits, y.flatten())
+    if teacher is None or alpha <= 0:
+        return ce
+    with torch.no_grad():
+        target = F.log_softmax(teacher(x).flatten(0, 1), dim=-1)
+    kl = F.kl_div(F.log_softmax(logits, dim=-1), target, log_target=True, reduction="batchmean")
+    return (1 - alpha) * ce + alpha * kl
+
+
 def train(c: TrainConfig, a: ModelArgs, train_stories, val_stories, out_dir: str, log=print,
-          resume: bool = False) -> tuple[Transformer, dict]:
+          resume: bool = False, teacher: Transformer | None = None) -> tuple[Transformer, dict]:
     """Trains a model of shape ``a`` on the encoded stories; writes ``out_dir``/ckpt.pt at every
     validation and returns (model, history). The history holds the training loss of every step
-    and the validation losses, each with the tokens seen and seconds spent. ``resume``: continue
+    and the validation losses, each with the tokens seen and seconds spent (with a ``teacher`` and
+    ``c.distill_alpha`` > 0 the training loss is the mixed one of loss_of(), the validation loss
+    cross-entropy alone). ``resume``: continue
     from ``out_dir``/ckpt.pt (model, optimizer, sampler, step and history) when it exists."""
     torch.manual_seed(c.seed)
     torch.set_num_threads(c.threads)
@@ -155,7 +172,7 @@ def train(c: TrainConfig, a: ModelArgs, train_stories, val_stories, out_dir: str
             g["lr"] = lr
         t0 = time.time()
         x, y = sampler.sample()
-        loss = F.cross_entropy(model(x).flatten(0, 1), y.flatten())
+        loss = loss_of(model, x, y, teacher, c.distill_alpha)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         if c.grad_clip > 0:

@@ -33,6 +33,10 @@ void add_run_command(CLI::App& app, RunOptions& o) {
   cmd->add_option("--token-log", o.token_log,
                   "write 'prompt: <ids>' and then each next-token id on its own line to this file")
       ->type_name("FILE");
+  cmd->add_option("--samples", o.samples,
+                  "generate N independent samples of the prompt, sample k with seed -s + k, each until BOS or -n "
+                  "steps, separated by lines holding only <|endoftext|> (default 1)")
+      ->type_name("N");
   add_session_flags(cmd, kCmdRun, &o);
 }
 
@@ -93,6 +97,26 @@ int clamp_steps(const RunOptions& o, int seq_len, Sampling* sampling) {
   return used;
 }
 
+// Sums the stats of several samples (--samples): counts and times add up; achieved tok/s is
+// the first sample's, as run.c defines it for one.
+void add_stats(const GenerateStats& one, GenerateStats* sum) {
+  const bool first = sum->prompt_tokens == 0 && sum->decode_passes == 0 && sum->prefill_passes == 0;
+  const double achieved = first ? one.achieved_tok_per_s : sum->achieved_tok_per_s;
+  const double first_token = first ? one.first_token_seconds : sum->first_token_seconds;
+  sum->prompt_tokens += one.prompt_tokens;
+  sum->prefill_passes += one.prefill_passes;
+  sum->decode_passes += one.decode_passes;
+  sum->prefill_seconds += one.prefill_seconds;
+  sum->decode_seconds += one.decode_seconds;
+  sum->storage_reads += one.storage_reads;
+  sum->storage_seeks += one.storage_seeks;
+  sum->storage_bytes += one.storage_bytes;
+  sum->prefill_storage_bytes += one.prefill_storage_bytes;
+  sum->prefill_storage_seeks += one.prefill_storage_seeks;
+  sum->achieved_tok_per_s = achieved;
+  sum->first_token_seconds = first_token;
+}
+
 }  // namespace
 
 int run_run(const RunOptions& o) {
@@ -102,6 +126,13 @@ int run_run(const RunOptions& o) {
   Sampling sampling;
   Status st = parse_sampling(o, &sampling);
   if (!st.ok()) return fail(st);
+  if (o.samples < 1) return fail("--samples: " + std::to_string(o.samples) + " samples; 1 or more");
+  // Seeds -s, -s + 1, ...: none may wrap to 0, the xorshift state that never leaves 0.
+  if (sampling.params.seed > UINT64_MAX - static_cast<std::uint64_t>(o.samples - 1))
+    return fail("--samples: " + std::to_string(o.samples) + " samples from seed " + std::to_string(sampling.params.seed) +
+                " would wrap the 64-bit seed to 0");
+  if (o.samples > 1 && !o.token_log.empty())
+    return fail("--token-log: logs one sample's ids; it cannot be combined with --samples " + std::to_string(o.samples));
   // run.c takes -y in generate mode and drops it: accepted as there, but not in silence.
   if (!o.system_prompt.empty())
     sampling.warnings.push_back("-y: generate mode has no system prompt, so it is not used (it is for -m chat)");
@@ -146,8 +177,18 @@ int run_run(const RunOptions& o) {
   Utf8Stream out(write_stdout, nullptr);
   RunContext ctx{&session.tokenizer(), &out, &log};
   GenerateStats stats;
-  st = session.generate(prompt.data(), n_prompt, steps, sampling.params, on_token, &ctx, &stats);
-  if (!st.ok()) return fail(st);
+  SamplerParams params = sampling.params;
+  for (int k = 0; k < o.samples; ++k) {
+    if (k > 0) {
+      out.flush();
+      std::printf("\n<|endoftext|>\n");
+      params.seed = sampling.params.seed + static_cast<std::uint64_t>(k);
+    }
+    GenerateStats one;
+    st = session.generate(prompt.data(), n_prompt, steps, params, on_token, &ctx, &one);
+    if (!st.ok()) return fail(st);
+    add_stats(one, &stats);
+  }
   out.flush();
   std::printf("\n");
   std::fflush(stdout);

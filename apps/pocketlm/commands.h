@@ -20,6 +20,7 @@ struct RunOptions : SessionFlags {
   std::string mode = "generate";
   std::string system_prompt;
   std::string token_log;
+  int samples = 1;  // --samples: independent samples, seeds -s, -s + 1, ...
 };
 void add_run_command(CLI::App& app, RunOptions& options);
 int run_run(const RunOptions& options);
