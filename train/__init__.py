@@ -2,9 +2,12 @@
 TinyStories with Debian's python3-torch on the CPU, exported for pocketlm.
 
 Modules: data (stories and the 95/5 split), tokenizer (SentencePiece BPE, tokenizer.bin),
-model (the Llama network), train (the loop), export (llama2.c v0/v1), evaluate (validation
-loss as `pocketlm eval` computes it), parity (PyTorch against pocketlm), run (the recipes
-behind `make train` and `make train-smoke`).
+model (the Llama network), train (the loop, with optional logit distillation), export (llama2.c
+v0/v1 and GGUF), gguf (GGUF read and write by the engine's names), schema (those names, from
+pocketlm-probe), distill (stories sampled from stories260K), teacher (stories260K for the
+trainer), evaluate (validation loss as `pocketlm eval` computes it), parity (PyTorch against
+pocketlm), report (the distillation table and PNG), run (the recipes behind `make train` and
+`make train-smoke`).
 """
 
 import os as _os

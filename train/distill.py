@@ -23,8 +23,9 @@ import sys
 import tempfile
 import time
 
+from .data import SEPARATOR
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SEPARATOR = "<|endoftext|>"
 CHUNK = 500  # stories per `pocketlm run --samples` call
 # The teacher's own distribution, untruncated (docs/training.md, from `--measure`): lower
 # temperatures and top-p narrow the stories (the teacher finds them far less surprising than

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import tempfile
 
-from . import data, export, gguf
+from . import data, distill, export, gguf
 from . import schema as schema_mod
 
 TRICKY = ("\n\nFirst story.\r\nSecond line.\n<|endoftext|>\n<|endoftext|>\r\n\nSecond  story, two spaces.\n\n"
@@ -59,7 +59,22 @@ def main(argv=None) -> int:
     else:
         print(f"selftest: the same {len(stories)} stories cut from a text with CRLF, empty and unseparated parts")
     failures += check_export(model, build)
+    failures += check_distill(build)
     return report_failures("selftest", failures)
+
+
+def check_distill(build: str) -> list[str]:
+    """The distillation corpus does not depend on how many pocketlm processes make it."""
+    if not all(os.path.exists(f) for f in distill.teacher_files()):
+        print(f"selftest: distill: skipped, {distill.teacher_files()[0]} is missing (it comes with ../shared)")
+        return []
+    one, _ = distill.make_corpus(build, 3000, 11, distill.TEMPERATURE, distill.TOP_P, 1)
+    two, counts = distill.make_corpus(build, 3000, 11, distill.TEMPERATURE, distill.TOP_P, 2)
+    if one != two or not one:
+        return [f"distill: {len(one)} stories with 1 job, {len(two)} with 2, equal: {one == two}"]
+    print(f"selftest: distill: the same {len(one)} stories of stories260K with 1 and 2 jobs "
+          f"({counts['broken']} broken dropped)")
+    return []
 
 
 def check_export(model: str, build: str) -> list[str]:
