@@ -48,6 +48,11 @@ class Recipe:
     # stories do not). The held-out split is measured as the file has it.
     single_newlines: bool = False
 
+    def __post_init__(self):
+        # The teacher's logits are over its own 512 pieces: a student with other pieces cannot match them.
+        if self.training.distill_alpha > 0 and self.tokenizer != "teacher":
+            raise ValueError("a recipe with distill_alpha > 0 needs tokenizer='teacher'")
+
 
 SMOKE_SHAPE = ModelArgs(dim=32, n_layers=2, n_heads=2, n_kv_heads=1, vocab_size=512, hidden_dim=96, seq_len=96)
 SMOKE_TRAINING = TrainConfig(steps=300, batch_size=16, learning_rate=3e-3, min_lr=3e-4, warmup_steps=20,
