@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "output_file.h"
 #include "runc_flags.h"
+#include "story_split.h"
 #include "pocketlm/base/byte_size.h"
 #include "ports/posix/clock.h"
 #include "ports/posix/file_storage.h"
@@ -97,12 +98,9 @@ int clamp_steps(const RunOptions& o, int seq_len, Sampling* sampling) {
   return used;
 }
 
-// Sums the stats of several samples (--samples): counts and times add up; achieved tok/s is
-// the first sample's, as run.c defines it for one.
+// Adds a later sample's stats to the first's (--samples): counts and times add up; achieved
+// tok/s and the time to the first token stay the first sample's, as run.c defines them for one.
 void add_stats(const GenerateStats& one, GenerateStats* sum) {
-  const bool first = sum->prompt_tokens == 0 && sum->decode_passes == 0 && sum->prefill_passes == 0;
-  const double achieved = first ? one.achieved_tok_per_s : sum->achieved_tok_per_s;
-  const double first_token = first ? one.first_token_seconds : sum->first_token_seconds;
   sum->prompt_tokens += one.prompt_tokens;
   sum->prefill_passes += one.prefill_passes;
   sum->decode_passes += one.decode_passes;
@@ -113,8 +111,6 @@ void add_stats(const GenerateStats& one, GenerateStats* sum) {
   sum->storage_bytes += one.storage_bytes;
   sum->prefill_storage_bytes += one.prefill_storage_bytes;
   sum->prefill_storage_seeks += one.prefill_storage_seeks;
-  sum->achieved_tok_per_s = achieved;
-  sum->first_token_seconds = first_token;
 }
 
 }  // namespace
@@ -181,13 +177,13 @@ int run_run(const RunOptions& o) {
   for (int k = 0; k < o.samples; ++k) {
     if (k > 0) {
       out.flush();
-      std::printf("\n<|endoftext|>\n");
+      std::printf("\n%s\n", kStorySeparator);
       params.seed = sampling.params.seed + static_cast<std::uint64_t>(k);
     }
     GenerateStats one;
-    st = session.generate(prompt.data(), n_prompt, steps, params, on_token, &ctx, &one);
+    st = session.generate(prompt.data(), n_prompt, steps, params, on_token, &ctx, k == 0 ? &stats : &one);
     if (!st.ok()) return fail(st);
-    add_stats(one, &stats);
+    if (k > 0) add_stats(one, &stats);
   }
   out.flush();
   std::printf("\n");

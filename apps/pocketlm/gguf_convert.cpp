@@ -170,17 +170,14 @@ std::vector<OutTensor> plan_tensors(const ModelSpec& spec, std::uint32_t matrix_
     }
     out.push_back(t);
   };
-  int first_layer_order = kTensorRoleCount;
-  for (const RoleInfo& r : kRoleTable)
-    if (r.per_layer && r.order < first_layer_order) first_layer_order = r.order;
   const auto written = [&spec](K role) { return spec.has(role) && role_info(role).gguf_name != nullptr; };
   for (int r = 0; r < kTensorRoleCount; ++r)
-    if (!is_per_layer(K(r)) && written(K(r)) && role_info(K(r)).order < first_layer_order) add(K(r), -1);
+    if (read_before_layers(K(r)) && written(K(r))) add(K(r), -1);
   for (int l = 0; l < spec.config.n_layers; ++l)
     for (int r = 0; r < kTensorRoleCount; ++r)
       if (is_per_layer(K(r)) && written(K(r))) add(K(r), l);
   for (int r = 0; r < kTensorRoleCount; ++r)
-    if (!is_per_layer(K(r)) && written(K(r)) && role_info(K(r)).order > first_layer_order) add(K(r), -1);
+    if (!is_per_layer(K(r)) && !read_before_layers(K(r)) && written(K(r))) add(K(r), -1);
   return out;
 }
 

@@ -25,7 +25,9 @@ Status validate_config(const Storage& s, const int raw[7], ModelConfig* c) {
   for (int i = 0; i < 7; ++i)
     if (raw[i] <= 0) return bad(s, kNames[i], raw[i], "must be positive");
   *c = ModelConfig{raw[0], raw[1], raw[2], raw[3], raw[4], raw[5], raw[6]};
-  if (c->n_layers > kMaxLayers) return bad(s, "n_layers", c->n_layers, "is above 512, the most pocketlm runs");
+  if (c->n_layers > kMaxLayers)
+    return Status::error(StatusCode::kBadFormat, "%s: header field n_layers = %d is above %d, the most pocketlm runs",
+                         s.name(), c->n_layers, kMaxLayers);
   if (c->dim % c->n_heads != 0)
     return Status::error(StatusCode::kBadFormat, "%s: header field dim = %d is not a multiple of n_heads = %d",
                          s.name(), c->dim, c->n_heads);

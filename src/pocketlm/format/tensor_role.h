@@ -77,6 +77,15 @@ inline const char* role_name(TensorRole role) { return role_info(role).name; }
 constexpr bool is_per_layer(TensorRole role) { return role_info(role).per_layer; }
 
 constexpr bool is_layer_role(const RoleInfo& r) { return r.per_layer; }
+// Whether a token reads global `role` before the layers (the token embedding) rather than after
+// them (the final norm, the classifier): llama.cpp's tensor order and the streaming order both
+// put it first. False for per-layer and unused roles.
+constexpr bool read_before_layers(TensorRole role) {
+  if (role_info(role).per_layer || role_info(role).order < 0) return false;
+  for (const RoleInfo& r : kRoleTable)
+    if (r.per_layer && r.order < role_info(role).order) return false;
+  return true;
+}
 constexpr bool is_global_role(const RoleInfo& r) { return !r.per_layer && r.use != TensorUse::kUnused; }
 // How many of the table's first `end` roles `in_set` accepts.
 constexpr int count_roles(bool (*in_set)(const RoleInfo&), int end = kTensorRoleCount) {

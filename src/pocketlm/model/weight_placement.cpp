@@ -7,14 +7,20 @@ bool storable(const TensorInfo& t) {
   return (r.use == TensorUse::kMatmul || r.use == TensorUse::kRowGather) && t.layer < kMaxLayers;
 }
 
-bool WeightPlacement::in_storage(const TensorInfo& t) const {
-  if (!storable(t)) return false;
+WeightPlacement::Flag WeightPlacement::flag(const TensorInfo& t) const {
+  if (!storable(t)) return {};
+  auto* self = const_cast<WeightPlacement*>(this);  // one lookup for both the reader and the writer
   if (t.layer < 0) {
     const int g = global_slot(t.role);
-    return g >= 0 && globals_[g];
+    return g < 0 ? Flag{} : Flag{&self->globals_, std::uint64_t{1} << g};
   }
   const int s = layer_slot(t.role);
-  return s >= 0 && (layers_[s][t.layer / 64] >> (t.layer % 64) & 1u) != 0;
+  return s < 0 ? Flag{} : Flag{&self->layers_[s][t.layer / 64], std::uint64_t{1} << (t.layer % 64)};
+}
+
+bool WeightPlacement::in_storage(const TensorInfo& t) const {
+  const Flag f = flag(t);
+  return f.word && (*f.word & f.bit) != 0;
 }
 
 Residency WeightPlacement::residency(const TensorInfo& t) const {
@@ -23,18 +29,10 @@ Residency WeightPlacement::residency(const TensorInfo& t) const {
 }
 
 bool WeightPlacement::keep_in_storage(const TensorInfo& t) {
-  if (!storable(t)) return false;
-  if (in_storage(t)) return true;
-  if (t.layer < 0) {
-    const int g = global_slot(t.role);
-    if (g < 0) return false;
-    globals_[g] = true;
-  } else {
-    const int s = layer_slot(t.role);
-    if (s < 0) return false;
-    layers_[s][t.layer / 64] |= std::uint64_t{1} << (t.layer % 64);
-  }
-  ++stored_count_;
+  const Flag f = flag(t);
+  if (!f.word) return false;
+  if ((*f.word & f.bit) == 0) ++stored_count_;
+  *f.word |= f.bit;
   return true;
 }
 

@@ -36,8 +36,16 @@ class WeightPlacement {
 
  private:
   static constexpr int kWords = kMaxLayers / 64;
-  std::uint64_t layers_[kLayerRoleCount][kWords] = {};  // bit l of role slot r: layer l stored
-  bool globals_[kGlobalRoleCount] = {};
+  // Where `t`'s flag lives: its word and bit, or a null word for a tensor that cannot be stored.
+  struct Flag {
+    std::uint64_t* word = nullptr;
+    std::uint64_t bit = 0;
+  };
+  Flag flag(const TensorInfo& t) const;
+  // Bit l of layers_[r]: layer l of layer role slot r is stored; bit g of globals_: global slot g.
+  std::uint64_t layers_[kLayerRoleCount][kWords] = {};
+  std::uint64_t globals_ = 0;
+  static_assert(kGlobalRoleCount <= 64, "one word of global flags");
   int stored_count_ = 0;
 };
 

@@ -27,14 +27,14 @@ void for_each_streamed(const ModelSpec& spec, const WeightPlacement& p, F f) {
     t.role = role;
     f(t);
   };
-  int first_layer_role = 0;
-  while (first_layer_role < n && !is_per_layer(order[first_layer_role])) global(order[first_layer_role++]);
+  for (int i = 0; i < n; ++i)
+    if (read_before_layers(order[i])) global(order[i]);
   for (int l = 0; l < spec.config.n_layers; ++l)
-    for (int i = first_layer_role; i < n; ++i)
+    for (int i = 0; i < n; ++i)
       if (is_per_layer(order[i]) && spec.has(order[i]) && p.in_storage(spec.tensor(order[i], l)))
         f(spec.tensor(order[i], l));
-  for (int i = first_layer_role; i < n; ++i)
-    if (!is_per_layer(order[i])) global(order[i]);
+  for (int i = 0; i < n; ++i)
+    if (!is_per_layer(order[i]) && !read_before_layers(order[i])) global(order[i]);
 }
 
 }  // namespace
@@ -45,11 +45,11 @@ StreamBlock stream_block(const TensorInfo& t, std::size_t block_bytes, const Ker
   std::uint64_t rows = block_bytes / row / kBlockAlign * kBlockAlign;
   if (rows < kBlockAlign) rows = kBlockAlign;
   if (rows > t.rows) rows = t.rows;
-  const int il = interleave_of(kernels, t.type, t.group);
   StreamBlock b;
   b.rows = static_cast<int>(rows);
   b.bytes = row * static_cast<std::uint64_t>(b.rows);
-  b.repacks = il > 1 && b.rows >= il;
+  b.interleave = interleave_of(kernels, t.type, t.group);
+  b.repacks = b.interleave > 1 && b.rows >= b.interleave;
   return b;
 }
 
@@ -69,7 +69,7 @@ Status WeightStream::carve(const ModelSpec& spec, const WeightPlacement& p, cons
     const auto rows = static_cast<std::uint64_t>(b.rows);
     if (rv * rows > max_values) max_values = rv * rows;
     if (rs * rows > max_scales) max_scales = rs * rows;
-    if (table_) table_[i] = StreamedMatrix{t, interleave_of(kernels, t.type, t.group), b.rows, i};
+    if (table_) table_[i] = StreamedMatrix{t, b.interleave, b.rows, i};
     ++i;
   });
   for (int s = 0; s < 2; ++s) {

@@ -30,6 +30,7 @@ inline constexpr const char* kStreamRegion = "stream buffers";
 struct StreamBlock {
   int rows = 0;
   std::uint64_t bytes = 0;
+  int interleave = 1;  // the backend's row layout for the type
   bool repacks = false;
 };
 StreamBlock stream_block(const TensorInfo& t, std::size_t block_bytes, const Kernels& kernels);

@@ -14,14 +14,20 @@ struct Candidate {
   std::uint64_t freed = 0;      // bytes of RAM
   std::uint64_t per_token = 0;  // bytes read from storage per token
   std::uint64_t block = 0;      // bytes of one streamed block (0: row-fetched, no stream buffer)
+  bool repacks = false;         // streamed, it needs the ready buffer too
 };
 
 Candidate candidate(const ModelSpec& spec, const Kernels& kernels, std::size_t block_bytes, const TensorInfo& t) {
   // A table that is also the classifier is read whole every token, like a matrix.
   const bool row_gather = role_info(t.role).use == TensorUse::kRowGather &&
                           !(t.role == TensorRole::kTokenEmbedding && spec.shared_classifier);
-  return Candidate{t, row_gather, t.bytes(), stored_bytes_per_token(spec, t),
-                   row_gather ? 0 : stream_block(t, block_bytes, kernels).bytes};
+  Candidate c{t, row_gather, t.bytes(), stored_bytes_per_token(spec, t)};
+  if (!row_gather) {
+    const StreamBlock b = stream_block(t, block_bytes, kernels);
+    c.block = b.bytes;
+    c.repacks = b.repacks;
+  }
+  return c;
 }
 
 // Later in the forward pass: a later layer, then a later role (globals by their order).
@@ -105,7 +111,7 @@ bool shed_weights(const ModelSpec& spec, const Kernels& kernels, std::uint64_t s
     const TensorInfo t = spec.tensor(i);
     if (storable(t)) {
       const Candidate c = candidate(spec, kernels, placement->block_bytes, t);
-      if (c.block && stream_block(t, placement->block_bytes, kernels).repacks) buffers = 3;
+      if (c.repacks) buffers = 3;
       if (placement->in_storage(t) && c.block > current) current = c.block;
     }
   }
