@@ -13,6 +13,12 @@ import numpy as np
 import torch
 
 SEPARATOR = "<|endoftext|>"
+
+
+def shared_dir() -> str:
+    """The shared material: $POCKETLM_SHARED, else ../shared beside the checkout (as for the tests)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return os.environ.get("POCKETLM_SHARED") or os.path.join(root, "../shared")
 DEFAULT_SPLIT_SEED = 42
 _MASK64 = (1 << 64) - 1
 

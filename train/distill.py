@@ -23,7 +23,8 @@ import sys
 import tempfile
 import time
 
-from .data import SEPARATOR
+from .data import SEPARATOR, shared_dir
+from .evaluate import pocketlm_eval
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CHUNK = 500  # stories per `pocketlm run --samples` call
@@ -33,10 +34,6 @@ CHUNK = 500  # stories per `pocketlm run --samples` call
 # distance from real text, which a higher temperature only hides with noise.
 TEMPERATURE, TOP_P = 1.0, 1.0
 _STATS = re.compile(r"generated (\d+) tokens")
-
-
-def shared_dir() -> str:
-    return os.environ.get("POCKETLM_SHARED") or os.path.join(ROOT, "../shared")
 
 
 def teacher_files() -> tuple[str, str]:
@@ -130,37 +127,25 @@ def default_path(tokens: int, seed: int, t: float, p: float) -> str:
     return os.path.join(ROOT, "runs", "distill", f"stories260K-{tokens // 1000}k-t{t:g}-p{p:g}-s{seed}.txt")
 
 
-def teacher_nats(build: str, path: str) -> float:
-    model, tok = teacher_files()
-    out = subprocess.run([os.path.join(build, "pocketlm"), "eval", model, path, "--split", "all", "-z", tok],
-                         check=True, capture_output=True, text=True).stdout
-    return float(re.search(r"cross-entropy\s+(\S+)", out).group(1))
-
-
 def measure(build: str, stories: int = 1000) -> int:
     """Per setting, on `stories` stories: the teacher's cross-entropy on its own stories against
     its cross-entropy on the held-out split of the training text (the target: stories as
     surprising as real text, neither the flat ones of a low temperature nor noise), and the
     share kept, as a markdown table."""
     model, tok = teacher_files()
-    real = subprocess.run([os.path.join(build, "pocketlm"), "eval", model,
-                           os.path.join(shared_dir(), "data", "tinystories-5k.txt"), "--split", "heldout", "-z", tok],
-                          check=True, capture_output=True, text=True).stdout
-    target = float(re.search(r"cross-entropy\s+(\S+)", real).group(1))
+    _, real = pocketlm_eval(build, model, os.path.join(shared_dir(), "data", "tinystories-5k.txt"), "heldout", tok)
+    target = float(real["cross-entropy"])
     print(f"teacher on the held-out split of tinystories-5k.txt: {target:.4f} nats/token")
     print("| temperature | top-p | teacher nats/token on its stories | difference | kept | duplicates |")
     print("|---:|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as tmp:
         for t, p in ((0.8, 0.9), (0.9, 0.9), (1.0, 0.9), (1.0, 0.95), (1.0, 1.0), (1.1, 1.0)):
-            r = subprocess.run([os.path.join(build, "pocketlm"), "run", model, "-z", tok, "-t", repr(t), "-p", repr(p),
-                                "-s", "7", "-n", "512", "--samples", str(stories)],
-                               check=True, capture_output=True, text=True)
-            raw = [s.strip("\n") for s in r.stdout.split(f"\n{SEPARATOR}\n")]
+            raw, _ = sample_chunk(build, 0, stories, 7, t, p)
             unique = list(dict.fromkeys(raw))
             good = [s for s in unique if not broken(s)]
             path = os.path.join(tmp, "s.txt")
             write_corpus(good, path)
-            nats = teacher_nats(build, path)
+            nats = float(pocketlm_eval(build, model, path, "all", tok)[1]["cross-entropy"])
             print(f"| {t:g} | {p:g} | {nats:.4f} | {nats - target:+.4f} | {len(good) / len(raw):.1%} | "
                   f"{len(raw) - len(unique)} |")
     return 0

@@ -5,6 +5,10 @@ predicts it. The mean of -ln p over the scored tokens is the cross-entropy in na
 """
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -59,3 +63,14 @@ def validation_loss(model, stories: list[np.ndarray], window: int, stride: int |
         run(batch)
     model.train(was_training)
     return total / count, count
+
+
+_FIGURES = re.compile(r"(cross-entropy|perplexity|bits per byte)\s+(\S+)")
+
+
+def pocketlm_eval(build: str, model: str, text: str, split: str, tokenizer: str | None = None) -> tuple[str, dict]:
+    """`pocketlm eval MODEL TEXT --split SPLIT [-z TOKENIZER]`: its output and its figures as
+    printed, by name ("cross-entropy", "perplexity", "bits per byte")."""
+    args = [os.path.join(build, "pocketlm"), "eval", model, text, "--split", split] + (["-z", tokenizer] if tokenizer else [])
+    out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
+    return out, {m.group(1): m.group(2) for m in map(_FIGURES.match, out.splitlines()) if m}

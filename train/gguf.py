@@ -88,13 +88,14 @@ def load_model(path: str, schema: Schema) -> Transformer:
     """The PyTorch model holding a GGUF file's weights (a `llama` file: the trainer's class)."""
     meta, t = read_gguf(path)
     arch = meta["general.architecture"]
-    schema.architecture(arch)
-    a = ModelArgs(dim=meta[f"{arch}.embedding_length"], n_layers=meta[f"{arch}.block_count"],
-                  n_heads=meta[f"{arch}.attention.head_count"],
-                  n_kv_heads=meta.get(f"{arch}.attention.head_count_kv", meta[f"{arch}.attention.head_count"]),
-                  vocab_size=t[schema.role("token_embedding").gguf_name].shape[0],
-                  hidden_dim=meta[f"{arch}.feed_forward_length"], seq_len=meta[f"{arch}.context_length"],
-                  tied=schema.role("wcls").gguf_name not in t,
+    # The config fields by the architecture row's keys (the reader's fallbacks: kv heads = heads,
+    # the vocabulary from the embedding table).
+    fields = {k.field: meta[f"{arch}.{k.suffix}"] for k in schema.architecture(arch).keys if f"{arch}.{k.suffix}" in meta}
+    fields.setdefault("n_kv_heads", fields["n_heads"])
+    fields.setdefault("vocab_size", t[schema.role("token_embedding").gguf_name].shape[0])
+    a = ModelArgs(dim=fields["dim"], n_layers=fields["n_layers"], n_heads=fields["n_heads"],
+                  n_kv_heads=fields["n_kv_heads"], vocab_size=fields["vocab_size"], hidden_dim=fields["hidden_dim"],
+                  seq_len=fields["seq_len"], tied=schema.role("wcls").gguf_name not in t,
                   norm_eps=meta.get(f"{arch}.attention.layer_norm_rms_epsilon", 1e-5),
                   rope_theta=meta.get(f"{arch}.rope.freq_base", 10000.0))
     model = Transformer(a)

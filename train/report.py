@@ -14,23 +14,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
-import subprocess
 import sys
 import tempfile
 
-from .distill import shared_dir, teacher_files
+from .data import shared_dir
+from .distill import teacher_files
+from .evaluate import pocketlm_eval
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FOLD = {"\u201c": '"', "\u201d": '"', "\u2019": "'", "\u2018": "'", "\u2014": "-"}
 
 
 def bits_per_byte(build: str, model: str, text: str, split: str, tokenizer: str | None = None) -> float:
-    args = [os.path.join(build, "pocketlm"), "eval", model, text, "--split", split]
-    if tokenizer:
-        args += ["-z", tokenizer]
-    out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
-    return float(re.search(r"bits per byte\s+(\S+)", out).group(1))
+    return float(pocketlm_eval(build, model, text, split, tokenizer)[1]["bits per byte"])
 
 
 def main(argv=None) -> int:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 from . import check_tokenizer, data, distill, export, parity, teacher, tokenizer
 from . import schema as schema_mod
 from .model import ModelArgs
+from .evaluate import pocketlm_eval
 from .train import TrainConfig, plot_losses, train
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -192,7 +193,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out", help="output directory (default runs/RECIPE)")
     # The text is in shared/ only (../shared beside the checkout, or $POCKETLM_SHARED, as for the
     # tests): a recased TinyStories derivative that no public URL serves (docs/sources.md).
-    shared = os.environ.get("POCKETLM_SHARED") or os.path.join(ROOT, "../shared")
+    shared = data.shared_dir()
     ap.add_argument("--data", default=os.path.join(shared, "data/tinystories-5k.txt"), metavar="FILE",
                     help="training text: UTF-8 stories separated by lines holding only <|endoftext|>; about 1 "
                          f"story in 20 is held out for validation, so at least {data.min_stories()} stories; enough "
@@ -272,18 +273,13 @@ def main(argv=None) -> int:
     evals = {}
     for name, path in (("f32", gguf), ("q8_0", gguf_q8)):
         # The validation stories only: eval reads the whole file unless told the split.
-        text = _pocketlm(a.build, "eval", path, a.data, "--split", "heldout", capture=True)
-        evals[name] = {m.group(1): m.group(2) for m in (re.match(r"(cross-entropy|perplexity|bits per byte)\s+(\S+)", line)
-                                                        for line in text.splitlines()) if m}
+        text, evals[name] = pocketlm_eval(a.build, path, a.data, "heldout")
         if name == "f32":
             print(text, end="")
     # TinyStories' own validation text, whole (measured, never trained on).
-    valid = os.path.join(os.environ.get("POCKETLM_SHARED") or os.path.join(ROOT, "../shared"), "data",
-                         "tinystories-valid-sample.txt")
+    valid = os.path.join(data.shared_dir(), "data", "tinystories-valid-sample.txt")
     if os.path.exists(valid):
-        text = _pocketlm(a.build, "eval", gguf, valid, "--split", "all", capture=True)
-        evals["valid_sample"] = {m.group(1): m.group(2) for m in (re.match(r"(cross-entropy|perplexity|bits per byte)\s+(\S+)", line)
-                                                                  for line in text.splitlines()) if m}
+        _, evals["valid_sample"] = pocketlm_eval(a.build, gguf, valid, "all")
         print(f"tinystories-valid-sample.txt: {evals['valid_sample'].get('bits per byte')} bits per byte")
     # The trainer's validation loss is computed as `pocketlm eval` computes it: on all the
     # validation stories they must agree (a check of the split, the tokenizer and the export).
