@@ -16,6 +16,8 @@ inline constexpr const char* kSynth15MQ80Sha256 = "63048bb446e5bdf5b960b32bc1101
 inline constexpr const char* kSynth42MSha256 = "9cac7a0c5ae1c5f953eeac67568a4cbca324a659a4eb39c3e594e2751d922b26";
 inline constexpr const char* kSynth42MQ80Sha256 = "bc82f0e1d0ef3575c2687d945414582207911c9b5005c67c5395d1c4610d020d";
 inline constexpr const char* kSynth110MSha256 = "2a59ef73d2da6a237a5c9de82c2ed199bb0fa5d4f39b56177790bebf1992ed49";
+// `pocketlm synth esp32-ple --seed 42` (docs/ple.md: the ESP32 write-up's PLE shape, F32 GGUF).
+inline constexpr const char* kSynthEsp32PleSha256 = "773f5107d08fdf1d0cbab80ce998a6486b0507a60d88cad86819d7fcc7225822";
 inline constexpr const char* kSynth110MQ80Sha256 = "6ed8f5242d2191ca144a2eb06bc452c4c3386082fcd48c536d09292dee0f6789";
 
 // Every case of tests/golden/reference_runs.json: what llama2.c's run.c and runq.c produced,

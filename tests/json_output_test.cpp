@@ -66,7 +66,7 @@ TEST(JsonOutput, DevicePlanHasEveryTier) {
   ASSERT_EQ(j["plan"]["tiers"].size(), 3u);
   EXPECT_EQ(j["plan"]["tiers"][0]["name"], "sram");
   EXPECT_EQ(j["plan"]["tiers"][2]["storage"], true);
-  EXPECT_EQ(j["plan"]["tiers"][2]["reserved"], 1114112);
+  EXPECT_EQ(j["plan"]["tiers"][2]["reserved"], 851968);
 }
 
 TEST(JsonOutput, DevicesListsProfilesOrOne) {

@@ -141,28 +141,15 @@ std::vector<float> logits_of(const std::vector<unsigned char>& file) {
   MemoryStorage storage(file.data(), file.size(), "m.gguf");
   ModelSpec spec;
   EXPECT_TRUE(read_model_spec(storage, &spec).ok());
-  const ModelKind* kind = nullptr;
-  EXPECT_TRUE(find_model_kind("m.gguf", spec, &kind).ok());
-  if (!kind) return {};
-  alignas(16) unsigned char memory[kModelObjectBytes];
-  MemoryPlan plan;
-  Arena measuring;
-  measuring.init_measuring(&plan);
-  Model* sizing = kind->construct(memory);
-  EXPECT_TRUE(sizing->carve(spec, 16, reference_kernels(), WeightPlacement{}, KvType::kF32, measuring).ok());
-  sizing->~Model();
-  Arena arena;
-  EXPECT_TRUE(arena.init_owned(measuring.used()).ok());
-  Model* model = kind->construct(memory);
-  EXPECT_TRUE(model->carve(spec, 16, reference_kernels(), WeightPlacement{}, KvType::kF32, arena).ok());
-  EXPECT_TRUE(model->load(storage, 4096, nullptr).ok());
+  test::LoadedModel loaded(storage, spec, 16, reference_kernels());
+  Model* model = loaded.model;
+  if (!model) return {};
   std::vector<float> out;
   int pos = 0;
   for (int token : {1, 3, 4, 5}) {
     const float* l = model->forward(token, pos++);
     out.insert(out.end(), l, l + spec.config.vocab_size);
   }
-  model->~Model();
   return out;
 }
 
@@ -256,7 +243,7 @@ TEST(AddedKind, ATensorOutsideItsRolesIsRefused) {
   other.architecture = "gemma3n";
   const ModelKind* kind = nullptr;
   const Status unknown = find_model_kind("x.gguf", other, &kind);
-  EXPECT_NE(std::string(unknown.message()).find("(pocketlm runs: llama, attnonly)"), std::string::npos)
+  EXPECT_NE(std::string(unknown.message()).find("(pocketlm runs: llama, pocketlm-ple, attnonly)"), std::string::npos)
       << unknown.message();
 }
 

@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "pocketlm/format/architecture.h"
 #include "pocketlm/format/model_spec.h"
 #include "pocketlm/model/weight_stream.h"
 #include "pocketlm/runtime/placement.h"
@@ -25,7 +26,7 @@ ModelSpec small_spec(bool shared) {
   std::uint64_t offset = 28;
   for (int r = 0; r < kTensorRoleCount; ++r) {
     const auto role = static_cast<TensorRole>(r);
-    if (role_info(role).use == TensorUse::kUnused || (shared && role == TensorRole::kWcls)) continue;
+    if (!(llama_architecture().roles & role_bit(role)) || (shared && role == TensorRole::kWcls)) continue;
     std::uint64_t rows = 0, cols = 0;
     role_shape(spec.config, role, &rows, &cols);
     EXPECT_TRUE(spec.add_role(role, TensorType::kF32, 0, rows, cols, offset, &offset));

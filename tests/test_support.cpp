@@ -21,6 +21,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "pocketlm/memory/memory_plan.h"
+
 extern char** environ;
 
 namespace pocketlm::test {
@@ -313,6 +315,39 @@ std::string float_bits_hex(float v) {
   char buf[16];
   std::snprintf(buf, sizeof buf, "0x%08X", static_cast<unsigned>(bits));
   return buf;
+}
+
+LoadedModel::LoadedModel(Storage& storage, const ModelSpec& spec, int seq_len, const Kernels& kernels,
+                         int prefill_batch) {
+  const ModelKind* kind = nullptr;
+  const Status found = find_model_kind(storage.name(), spec, &kind);
+  EXPECT_TRUE(found.ok()) << found.message();
+  if (!kind) return;
+  MemoryPlan plan;
+  Arena measuring;
+  measuring.init_measuring(&plan);
+  Model* sizing = kind->construct(memory_);
+  Status st = sizing->carve(spec, seq_len, kernels, WeightPlacement{}, KvType::kF32, measuring);
+  if (st.ok()) st = sizing->carve_prefill(prefill_batch, measuring);
+  sizing->~Model();
+  if (st.ok()) st = arena_.init_owned(measuring.used());
+  if (!st.ok()) {
+    ADD_FAILURE() << st.message();
+    return;
+  }
+  model = kind->construct(memory_);
+  st = model->carve(spec, seq_len, kernels, WeightPlacement{}, KvType::kF32, arena_);
+  if (st.ok()) st = model->carve_prefill(prefill_batch, arena_);
+  if (st.ok()) st = model->load(storage, 4096, nullptr);
+  if (!st.ok()) {
+    ADD_FAILURE() << st.message();
+    model->~Model();
+    model = nullptr;
+  }
+}
+
+LoadedModel::~LoadedModel() {
+  if (model) model->~Model();
 }
 
 }  // namespace pocketlm::test

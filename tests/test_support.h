@@ -10,6 +10,9 @@
 #include <gtest/gtest.h>
 
 #include "pocketlm/format/gguf_writer.h"
+#include "pocketlm/kernels/kernels.h"
+#include "pocketlm/memory/arena.h"
+#include "pocketlm/model/model_kind.h"
 
 namespace pocketlm::test {
 
@@ -83,6 +86,22 @@ class VectorSink final : public ByteSink {
 
  private:
   std::vector<unsigned char> bytes_;
+};
+
+// A model of a spec's kind (model/model_kind.h) run directly, without a Session: sized on a
+// measuring arena, then carved from an owned one and loaded (every weight resident), as a
+// Session does. Failures are test failures; model is null after one.
+class LoadedModel {
+ public:
+  LoadedModel(Storage& storage, const ModelSpec& spec, int seq_len, const Kernels& kernels, int prefill_batch = 1);
+  ~LoadedModel();
+  LoadedModel(const LoadedModel&) = delete;
+  LoadedModel& operator=(const LoadedModel&) = delete;
+  Model* model = nullptr;
+
+ private:
+  alignas(16) unsigned char memory_[kModelObjectBytes];
+  Arena arena_;
 };
 
 // Little-endian append helpers for building checkpoints and tokenizers in tests.

@@ -36,8 +36,10 @@ def _layer_tensors(model: Transformer) -> dict:
 
 @torch.no_grad()
 def write_gguf(model: Transformer, path: str, schema: Schema, vocab: gguf.Vocab | None, name: str,
-               arch: str = "llama") -> None:
-    """An F32 GGUF file of `model`, as `pocketlm convert --to gguf` would write it."""
+               arch: str | None = None) -> None:
+    """An F32 GGUF file of `model` (of its own architecture unless `arch` says), as `pocketlm
+    convert --to gguf` would write it."""
+    arch = arch or model.args.architecture
     as_numpy = {k: (torch.stack(v) if isinstance(v, list) else v).detach().to(torch.float32).numpy()
                 for k, v in model.role_tensors().items()}
     gguf.write_gguf(path, schema, arch, model.config_fields(), model.args.norm_eps, model.args.rope_theta, as_numpy,

@@ -85,7 +85,7 @@ def read_gguf(path: str) -> tuple[dict, dict]:
 
 
 def load_model(path: str, schema: Schema) -> Transformer:
-    """The PyTorch model holding a GGUF file's weights (a `llama` file: the trainer's class)."""
+    """The PyTorch model holding a GGUF file's weights (`llama` or `pocketlm-ple`: the trainer's class)."""
     meta, t = read_gguf(path)
     arch = meta["general.architecture"]
     # The config fields by the architecture row's keys (the reader's fallbacks: kv heads = heads,
@@ -97,7 +97,7 @@ def load_model(path: str, schema: Schema) -> Transformer:
                   n_kv_heads=fields["n_kv_heads"], vocab_size=fields["vocab_size"], hidden_dim=fields["hidden_dim"],
                   seq_len=fields["seq_len"], tied=schema.role("wcls").gguf_name not in t,
                   norm_eps=meta.get(f"{arch}.attention.layer_norm_rms_epsilon", 1e-5),
-                  rope_theta=meta.get(f"{arch}.rope.freq_base", 10000.0))
+                  rope_theta=meta.get(f"{arch}.rope.freq_base", 10000.0), per_layer_dim=fields.get("per_layer_dim", 0))
     model = Transformer(a)
     with torch.no_grad():
         for name, target in model.role_tensors().items():

@@ -1,6 +1,8 @@
 """Checks that the trainer and pocketlm agree on what does not need training (ctest
-`train_selftest`): the held-out split, the cutting of a text into stories, and GGUF export (the
-trainer's writer, driven by the engine's schema, gives the bytes of `pocketlm convert`).
+`train_selftest`): the held-out split, the cutting of a text into stories, GGUF export (the
+trainer's writer, driven by the engine's schema, gives the bytes of `pocketlm convert`), and a
+per-layer-embedding model's forward pass (PyTorch and pocketlm: the same 64 greedy tokens on
+four prompts, logits within 1e-4 of their largest magnitude).
 
     /usr/bin/python3 -m train.selftest MODEL.gguf BUILD_DIR
 """
@@ -11,8 +13,12 @@ import subprocess
 import sys
 import tempfile
 
-from . import data, distill, export, gguf
+import numpy as np
+import torch
+
+from . import data, distill, export, gguf, parity
 from . import schema as schema_mod
+from .model import ModelArgs, Transformer
 
 TRICKY = ("\n\nFirst story.\r\nSecond line.\n<|endoftext|>\n<|endoftext|>\r\n\nSecond  story, two spaces.\n\n"
           "<|endoftext|>\n <|endoftext|> is not a separator here\n<|endoftext|>\nLast, with no newline")
@@ -60,7 +66,36 @@ def main(argv=None) -> int:
         print(f"selftest: the same {len(stories)} stories cut from a text with CRLF, empty and unseparated parts")
     failures += check_export(model, build)
     failures += check_distill(build)
+    failures += check_ple_parity(model, build)
     return report_failures("selftest", failures)
+
+
+@torch.no_grad()
+def random_weights(model: Transformer, seed: int) -> None:
+    """Weights whose logits are well apart (greedy choices are not near-ties): matrices
+    N(0, 1) / sqrt(columns) * 1.5, norms 1 + U(-1/4, 1/4)."""
+    g = torch.Generator().manual_seed(seed)
+    for _, p in sorted(model.named_parameters()):
+        if p.dim() == 1:
+            p.copy_(1 + (torch.rand(p.shape, generator=g) - 0.5) / 2)
+        else:
+            p.copy_(torch.randn(p.shape, generator=g) * (1.5 / p.shape[1] ** 0.5))
+
+
+def check_ple_parity(model: str, build: str) -> list[str]:
+    """A per-layer-embedding model with random weights (dim 64, 2 layers, P 32, the shipped
+    model's 512 pieces), written by the trainer, run by PyTorch and pocketlm."""
+    meta, _ = gguf.read_gguf(model)
+    vocab = gguf.Vocab.from_gguf(meta)
+    ple = Transformer(ModelArgs(dim=64, n_layers=2, n_heads=4, n_kv_heads=2, vocab_size=len(vocab.pieces),
+                                hidden_dim=96, seq_len=128, per_layer_dim=32))
+    random_weights(ple, 5)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "ple.gguf")
+        export.write_gguf(ple, path, schema_mod.load(build), vocab, "ple-parity")
+        if not parity.check(path, build, steps=64, rtol=1e-4):
+            return ["ple: PyTorch and pocketlm differ on a pocketlm-ple model (above)"]
+    return []
 
 
 def check_distill(build: str) -> list[str]:

@@ -25,8 +25,10 @@ int run_inspect(const InspectOptions& o) {
   std::printf("file        %s (%llu bytes)\n", o.model.c_str(), static_cast<unsigned long long>(spec.file_bytes));
   std::printf("format      %s\n", format_name(spec.format));
   std::printf("kind        %s\n", spec.architecture);
-  std::printf("config      dim %d, hidden_dim %d, n_layers %d, n_heads %d, n_kv_heads %d, vocab_size %d, seq_len %d\n",
+  std::printf("config      dim %d, hidden_dim %d, n_layers %d, n_heads %d, n_kv_heads %d, vocab_size %d, seq_len %d",
               c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads, c.vocab_size, c.seq_len);
+  if (c.per_layer_dim > 0) std::printf(", per_layer_dim %d", c.per_layer_dim);
+  std::printf("\n");
   std::printf("derived     head_size %d, kv_dim %d\n", c.head_size(), c.kv_dim());
   std::printf("classifier  %s\n", spec.shared_classifier ? "shared with the token embedding" : "separate (wcls)");
   if (spec.format == ModelFormat::kGguf) {

@@ -54,10 +54,12 @@ int run_plan(const PlanOptions& o) {
     print_json(j);
     return over.ok() ? kExitOk : fail(over);
   }
-  std::printf("model %s: %s, dim %d, hidden_dim %d, %d layer%s, %d head%s, %d kv head%s, vocab %d, seq_len %d\n",
-              o.model.c_str(), format_name(spec.format), c.dim, c.hidden_dim, c.n_layers, plural_s(c.n_layers),
-              c.n_heads, plural_s(c.n_heads), c.n_kv_heads, plural_s(c.n_kv_heads), c.vocab_size,
+  std::printf("model %s: %s %s, dim %d, hidden_dim %d, %d layer%s, %d head%s, %d kv head%s, vocab %d, seq_len %d",
+              o.model.c_str(), format_name(spec.format), spec.architecture, c.dim, c.hidden_dim, c.n_layers,
+              plural_s(c.n_layers), c.n_heads, plural_s(c.n_heads), c.n_kv_heads, plural_s(c.n_kv_heads), c.vocab_size,
               options.seq_len ? options.seq_len : c.seq_len);
+  if (c.per_layer_dim > 0) std::printf(", per_layer_dim %d", c.per_layer_dim);
+  std::printf("\n");
   std::printf("tokenizer %s, kernels %s, threads %d\n", files.tokenizer_label.c_str(), kernels.name, std::stoi(o.threads));
   print_plan(plan, stdout);
   if (!over.ok()) return fail(over);  // the tier that overflows, as run says it

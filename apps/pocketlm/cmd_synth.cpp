@@ -1,7 +1,9 @@
-// `pocketlm synth`: a deterministic llama2.c v0 checkpoint with random weights, so that
-// memory budgets, streaming and speed can be measured at real model shapes without
-// downloading real weights. The bytes are fixed by shared/spec/synthetic-models.md; the file
-// is generated a chunk at a time, never held whole in memory.
+// `pocketlm synth`: a deterministic checkpoint with random weights, so that memory budgets,
+// streaming and speed can be measured at real model shapes without downloading or training
+// real weights. The stories shapes are llama2.c v0 files whose bytes are fixed by
+// shared/spec/synthetic-models.md; esp32-ple is the ESP32 write-up's per-layer-embedding shape
+// as an F32 GGUF file, its values drawn by the same rule in the file's tensor order
+// (docs/ple.md). Files are generated a chunk at a time, never held whole in memory.
 #include <CLI/CLI.hpp>
 #include <bit>
 #include <cmath>
@@ -11,9 +13,12 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "gguf_convert.h"
 #include "output_file.h"
 #include "progress_bar.h"
 #include "splitmix64.h"
+#include "pocketlm/format/architecture.h"
+#include "pocketlm/format/gguf.h"
 #include "pocketlm/format/model_spec.h"
 
 namespace pocketlm::cli {
@@ -21,10 +26,11 @@ namespace pocketlm::cli {
 static_assert(std::endian::native == std::endian::little, "checkpoints are little-endian");
 
 void add_synth_command(CLI::App& app, SynthOptions& o) {
-  CLI::App* cmd = app.add_subcommand("synth", "write a deterministic random-weight llama2.c v0 checkpoint");
+  CLI::App* cmd = app.add_subcommand(
+      "synth", "write a deterministic random-weight checkpoint (llama2.c v0; GGUF for esp32-ple)");
   cmd->add_option("shape", o.shape, "the real model whose shape to use")
       ->required()
-      ->type_name("stories260K|stories15M|stories42M|stories110M");
+      ->type_name("stories260K|stories15M|stories42M|stories110M|esp32-ple");
   cmd->add_option("--seed", o.seed, "generator seed, in [-2^63, 2^64 - 1]; negative wraps modulo 2^64")
       ->required()
       ->type_name("INT");
@@ -47,6 +53,12 @@ constexpr Shape kShapes[] = {
     {"stories110M", {768, 2048, 12, 12, 12, 32000, 1024}},
 };
 
+// The ESP32 write-up's per-layer-embedding model, with FFN 64 (its 66 is not whole blocks of
+// 32): vocab 32000, dim 96, 6 layers, 4 heads, per_layer_dim 128, context 256, the classifier
+// tied to the embedding; about 28 M parameters, 24.6 M of them in the per-layer table.
+constexpr ModelConfig kEsp32Ple = {.dim = 96, .hidden_dim = 64, .n_layers = 6, .n_heads = 4, .n_kv_heads = 4,
+                                   .vocab_size = 32000, .seq_len = 256, .per_layer_dim = 128};
+
 using K = TensorRole;
 // v0 file order; the classifier is shared, so there is no wcls.
 constexpr K kV0Order[] = {K::kTokenEmbedding, K::kRmsAtt, K::kWq, K::kWk, K::kWv, K::kWo, K::kRmsFfn,
@@ -64,7 +76,7 @@ Status write_tensor(const ModelSpec& spec, K kind, SplitMix64& rng, std::vector<
   std::uint64_t rows = 0, fan_in = 0;
   role_shape(spec.config, kind, &rows, &fan_in);
   const bool zeros = kind == K::kFreqCisReal || kind == K::kFreqCisImag;  // unused: RoPE is computed
-  const bool norm = kind == K::kRmsAtt || kind == K::kRmsFfn || kind == K::kRmsFinal;
+  const bool norm = role_info(kind).use == TensorUse::kNorm;
   const float scale = 1.0f / std::sqrt(static_cast<float>(fan_in));
   for (std::uint64_t left = value_count(spec, kind); left > 0;) {
     const std::size_t n = left < buffer.size() ? static_cast<std::size_t>(left) : buffer.size();
@@ -105,24 +117,74 @@ Status write_synth(const Shape& shape, std::uint64_t seed, const std::string& pa
   return Status();
 }
 
+// The esp32-ple file: F32 GGUF in convert's tensor order, each tensor's values drawn in
+// row-major order by write_tensor's rule (norms 1 + u / 8, matrices u / sqrt(columns), u
+// uniform in [-1, 1)), one generator for the whole file.
+Status write_synth_gguf(std::uint64_t seed, const std::string& path, std::uint64_t* total_bytes) {
+  ModelSpec spec;
+  spec.architecture = ple_architecture().name;
+  spec.config = kEsp32Ple;
+  std::uint64_t end = 0;
+  for (int r = 0; r < kTensorRoleCount; ++r) {
+    const auto role = static_cast<K>(r);
+    if (!(ple_architecture().required & role_bit(role))) continue;  // tied: no output.weight
+    std::uint64_t rows = 0, cols = 0;
+    role_shape(spec.config, role, &rows, &cols);
+    if (!spec.add_role(role, TensorType::kF32, 0, rows, cols, 0, &end))
+      return Status::error(StatusCode::kInvalidArgument, "esp32-ple: tensor %s does not fit 64 bits", role_name(role));
+  }
+  std::vector<std::string> fallbacks;
+  std::vector<OutTensor> tensors = plan_tensors(spec, gguf::kGgmlF32, &fallbacks);
+  OutputFile out;
+  POCKETLM_TRY(out.open(path, "-o"));
+  FileSink sink(out);
+  GgufWriter w(sink);
+  POCKETLM_TRY(write_gguf_metadata(w, spec, "esp32-ple", gguf::kGgmlF32, nullptr, tensors));
+  std::uint64_t values = 0;
+  for (const OutTensor& t : tensors) values += t.source.numel();
+  ProgressBar bar("esp32-ple", values * sizeof(float));
+  SplitMix64 rng(seed);
+  std::vector<float> buffer(64 * 1024);
+  for (const OutTensor& t : tensors) {
+    POCKETLM_TRY(w.begin_tensor(t.bytes));
+    const bool norm = role_info(t.source.role).use == TensorUse::kNorm;
+    const float scale = 1.0f / std::sqrt(static_cast<float>(t.source.cols));
+    for (std::uint64_t left = t.source.numel(); left > 0;) {
+      const std::size_t n = left < buffer.size() ? static_cast<std::size_t>(left) : buffer.size();
+      for (std::size_t i = 0; i < n; ++i) {
+        const float f = rng.next_signed_unit();
+        buffer[i] = norm ? 1.0f + f * 0.125f : f * scale;
+      }
+      POCKETLM_TRY(w.tensor_data(buffer.data(), n * sizeof(float)));
+      bar.advance(n * sizeof(float));
+      left -= n;
+    }
+  }
+  POCKETLM_TRY(w.finish());
+  *total_bytes = w.bytes_written();
+  return out.commit();
+}
+
 }  // namespace
 
 int run_synth(const SynthOptions& o) {
   const Shape* shape = nullptr;
   for (const Shape& s : kShapes)
     if (o.shape == s.name) shape = &s;
-  if (!shape)
+  const bool ple = o.shape == "esp32-ple";
+  if (!shape && !ple)
     return fail("SHAPE: unknown shape '" + o.shape +
-                "' (expected stories260K, stories15M, stories42M or stories110M)");
+                "' (expected stories260K, stories15M, stories42M, stories110M or esp32-ple)");
   std::uint64_t seed = 0;
   bool unused = false;
   Status st = parse_seed("--seed", o.seed, &seed, &unused);  // negative seeds wrap mod 2^64
   if (!st.ok()) return fail(st);
   std::uint64_t total = 0;
-  st = write_synth(*shape, seed, o.output, &total);
+  st = ple ? write_synth_gguf(seed, o.output, &total) : write_synth(*shape, seed, o.output, &total);
   if (!st.ok()) return fail(st);
-  std::printf("wrote %s: %s seed %s, %s, %llu bytes\n", o.output.c_str(), shape->name, o.seed.c_str(),
-              format_name(ModelFormat::kLlama2cV0), static_cast<unsigned long long>(total));
+  std::printf("wrote %s: %s seed %s, %s, %llu bytes\n", o.output.c_str(), o.shape.c_str(), o.seed.c_str(),
+              ple ? "GGUF v3 F32, no tokenizer (run it with -z tokenizer.bin)" : format_name(ModelFormat::kLlama2cV0),
+              static_cast<unsigned long long>(total));
   return kExitOk;
 }
 

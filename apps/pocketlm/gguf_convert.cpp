@@ -36,23 +36,6 @@ namespace {
 using namespace gguf;
 using K = TensorRole;
 
-class FileSink final : public ByteSink {
- public:
-  explicit FileSink(OutputFile& out) : out_(out) {}
-  Status write(const void* data, std::size_t bytes) override { return out_.write(data, bytes); }
-
- private:
-  OutputFile& out_;
-};
-
-// The vocabulary to embed: pieces as GGUF spells them, scores, token types.
-struct Vocab {
-  std::vector<std::string> pieces;
-  std::vector<float> scores;
-  std::vector<std::int32_t> types;
-  bool present() const { return !pieces.empty(); }
-};
-
 // llama2.c's tokenizer.bin (tokenizer.py's spelling) to GGUF's: spaces back to U+2581, the BOS
 // and EOS pieces without tokenizer.py's surrounding newlines, and token types by the rules
 // SentencePiece gives them (id 0 "<unk>" unknown, BOS/EOS control, "<0xHH>" byte).
@@ -126,13 +109,6 @@ Status read_embedded(FileStorage& in, const EmbeddedTokenizer& t, Vocab* v) {
   return Status();
 }
 
-struct OutTensor {
-  std::string name;
-  TensorInfo source;
-  std::uint32_t type;  // ggml type written
-  std::uint64_t bytes = 0;
-};
-
 std::uint32_t ggml_of(const std::string& type) {
   if (type == "f16") return kGgmlF16;
   if (type == "q8_0") return kGgmlQ8_0;
@@ -147,38 +123,6 @@ std::uint32_t file_type_of(std::uint32_t ggml) {
     case kGgmlQ4_0: return kFileTypeQ4_0;
     default: return kFileTypeF32;
   }
-}
-
-// llama.cpp's tensor order: the global tensors a token reads before the layers (token_embd),
-// each layer's tensors, then the other global ones (output_norm, output); by the role table,
-// for whatever architecture the spec is.
-std::vector<OutTensor> plan_tensors(const ModelSpec& spec, std::uint32_t matrix_type, std::vector<std::string>* fallbacks) {
-  std::vector<OutTensor> out;
-  auto add = [&](K role, int layer) {
-    OutTensor t;
-    t.source = spec.tensor(role, layer);
-    char name[64];
-    gguf_tensor_name(role, layer, name, sizeof name);
-    t.name = name;
-    t.type = kGgmlF32;
-    if (t.source.rows > 1) {
-      t.type = matrix_type;
-      if ((matrix_type == kGgmlQ8_0 || matrix_type == kGgmlQ4_0) && t.source.cols % 32 != 0) {
-        t.type = kGgmlF16;
-        if (layer <= 0) fallbacks->push_back(layer < 0 ? t.name : std::string("blk.N") + (role_info(role).gguf_name + 6));
-      }
-    }
-    out.push_back(t);
-  };
-  const auto written = [&spec](K role) { return spec.has(role) && role_info(role).gguf_name != nullptr; };
-  for (int r = 0; r < kTensorRoleCount; ++r)
-    if (read_before_layers(K(r)) && written(K(r))) add(K(r), -1);
-  for (int l = 0; l < spec.config.n_layers; ++l)
-    for (int r = 0; r < kTensorRoleCount; ++r)
-      if (is_per_layer(K(r)) && written(K(r))) add(K(r), l);
-  for (int r = 0; r < kTensorRoleCount; ++r)
-    if (!is_per_layer(K(r)) && !read_before_layers(K(r)) && written(K(r))) add(K(r), -1);
-  return out;
 }
 
 // Streams one tensor: rows read and dequantized to f32 (TensorRows), converted, written.
@@ -237,6 +181,80 @@ std::string base_name(const std::string& path) {
 
 }  // namespace
 
+std::vector<OutTensor> plan_tensors(const ModelSpec& spec, std::uint32_t matrix_type, std::vector<std::string>* fallbacks) {
+  std::vector<OutTensor> out;
+  auto add = [&](K role, int layer) {
+    OutTensor t;
+    t.source = spec.tensor(role, layer);
+    char name[64];
+    gguf_tensor_name(role, layer, name, sizeof name);
+    t.name = name;
+    t.type = kGgmlF32;
+    if (t.source.rows > 1) {
+      t.type = matrix_type;
+      if ((matrix_type == kGgmlQ8_0 || matrix_type == kGgmlQ4_0) && t.source.cols % 32 != 0) {
+        t.type = kGgmlF16;
+        if (layer <= 0) fallbacks->push_back(layer < 0 ? t.name : std::string("blk.N") + (role_info(role).gguf_name + 6));
+      }
+    }
+    out.push_back(t);
+  };
+  const auto written = [&spec](K role) { return spec.has(role) && role_info(role).gguf_name != nullptr; };
+  for (int r = 0; r < kTensorRoleCount; ++r)
+    if (read_before_layers(K(r)) && written(K(r))) add(K(r), -1);
+  for (int l = 0; l < spec.config.n_layers; ++l)
+    for (int r = 0; r < kTensorRoleCount; ++r)
+      if (is_per_layer(K(r)) && written(K(r))) add(K(r), l);
+  for (int r = 0; r < kTensorRoleCount; ++r)
+    if (!is_per_layer(K(r)) && !read_before_layers(K(r)) && written(K(r))) add(K(r), -1);
+  return out;
+}
+
+Status write_gguf_metadata(GgufWriter& w, const ModelSpec& spec, const std::string& name, std::uint32_t matrix_type,
+                           const Vocab* vocab, std::vector<OutTensor>& tensors) {
+  const ModelConfig& c = spec.config;
+  const char* tok_model = spec.tokenizer.model[0] ? spec.tokenizer.model : "llama";
+  // The hyperparameters as the spec's architecture row names them, under its prefix (a value
+  // of 0 is one the file did not give: an optional key of the kind).
+  const Architecture* arch = find_architecture(spec.architecture);
+  if (!arch)
+    return Status::error(StatusCode::kUnsupported, "%s: architecture '%s' is not one pocketlm writes", name.c_str(),
+                         spec.architecture);
+  std::vector<std::pair<std::string, std::uint32_t>> hyper;
+  for (int i = 0; i < arch->key_count; ++i) {
+    const int v = config_value(c, arch->keys[i].field);
+    if (v > 0) hyper.emplace_back(std::string(arch->name) + "." + arch->keys[i].suffix, static_cast<std::uint32_t>(v));
+  }
+  hyper.emplace_back(std::string(arch->name) + ".rope.dimension_count", static_cast<std::uint32_t>(c.head_size()));
+  const std::string eps_key = std::string(arch->name) + ".attention.layer_norm_rms_epsilon";
+  const std::string theta_key = std::string(arch->name) + ".rope.freq_base";
+  const std::uint64_t kv_count = 5 + hyper.size() + 2 + (vocab ? 7 : 0);
+  POCKETLM_TRY(w.begin(tensors.size(), kv_count));
+  POCKETLM_TRY(w.kv_string(key::kArchitecture, arch->name));
+  POCKETLM_TRY(w.kv_string(key::kName, name.c_str()));
+  POCKETLM_TRY(w.kv_u32(key::kAlignment, kDefaultAlignment));
+  POCKETLM_TRY(w.kv_u32(key::kFileType, file_type_of(matrix_type)));
+  POCKETLM_TRY(w.kv_u32(key::kQuantizationVersion, 2));
+  for (const auto& [k, v] : hyper) POCKETLM_TRY(w.kv_u32(k.c_str(), v));
+  POCKETLM_TRY(w.kv_f32(eps_key.c_str(), c.rms_eps));
+  POCKETLM_TRY(w.kv_f32(theta_key.c_str(), c.rope_theta));
+  if (vocab) {
+    POCKETLM_TRY(w.kv_string(key::kTokenizerModel, tok_model));
+    POCKETLM_TRY(w.kv_array(key::kTokens, kString, vocab->pieces.size()));
+    for (const std::string& p : vocab->pieces) POCKETLM_TRY(w.array_string(p.data(), p.size()));
+    POCKETLM_TRY(w.kv_array(key::kScores, kFloat32, vocab->scores.size()));
+    POCKETLM_TRY(w.array_f32(vocab->scores.data(), vocab->scores.size()));
+    POCKETLM_TRY(w.kv_array(key::kTokenTypes, kInt32, vocab->types.size()));
+    POCKETLM_TRY(w.array_i32(vocab->types.data(), vocab->types.size()));
+    POCKETLM_TRY(w.kv_u32(key::kBosId, static_cast<std::uint32_t>(c.bos_id)));
+    POCKETLM_TRY(w.kv_u32(key::kEosId, static_cast<std::uint32_t>(c.eos_id)));
+    POCKETLM_TRY(w.kv_bool(key::kAddBos, true));
+  }
+  for (OutTensor& t : tensors)
+    POCKETLM_TRY(w.tensor_info(t.name.c_str(), t.source.rows, t.source.cols, t.type, &t.bytes));
+  return Status();
+}
+
 Status convert_to_gguf(const GgufConvertOptions& o, std::string* summary) {
   if (o.type != "f32" && o.type != "f16" && o.type != "q8_0" && o.type != "q4_0")
     return Status::error(StatusCode::kInvalidArgument, "--type: '%s' is not a GGUF type pocketlm writes (f32, f16, q8_0, q4_0)",
@@ -263,48 +281,9 @@ Status convert_to_gguf(const GgufConvertOptions& o, std::string* summary) {
   FileSink sink(out);
   GgufWriter w(sink);
   const std::string name = base_name(o.input);
-  const char* tok_model = spec.tokenizer.model[0] ? spec.tokenizer.model : "llama";
-  // The hyperparameters as the spec's architecture row names them, under its prefix (a value
-  // of 0 is one the file did not give: an optional key of the kind).
-  const Architecture* arch = find_architecture(spec.architecture);
-  if (!arch)
-    return Status::error(StatusCode::kUnsupported, "%s: architecture '%s' is not one pocketlm writes", in.name(),
-                         spec.architecture);
-  std::vector<std::pair<std::string, std::uint32_t>> hyper;
-  for (int i = 0; i < arch->key_count; ++i) {
-    const int v = config_value(c, arch->keys[i].field);
-    if (v > 0) hyper.emplace_back(std::string(arch->name) + "." + arch->keys[i].suffix, static_cast<std::uint32_t>(v));
-  }
-  hyper.emplace_back(std::string(arch->name) + ".rope.dimension_count", static_cast<std::uint32_t>(c.head_size()));
-  const std::string eps_key = std::string(arch->name) + ".attention.layer_norm_rms_epsilon";
-  const std::string theta_key = std::string(arch->name) + ".rope.freq_base";
-  const std::uint64_t kv_count = 5 + hyper.size() + 2 + (vocab.present() ? 7 : 0);
-  POCKETLM_TRY(w.begin(tensors.size(), kv_count));
-  POCKETLM_TRY(w.kv_string(key::kArchitecture, arch->name));
-  POCKETLM_TRY(w.kv_string(key::kName, name.c_str()));
-  POCKETLM_TRY(w.kv_u32(key::kAlignment, kDefaultAlignment));
-  POCKETLM_TRY(w.kv_u32(key::kFileType, file_type_of(matrix_type)));
-  POCKETLM_TRY(w.kv_u32(key::kQuantizationVersion, 2));
-  for (const auto& [k, v] : hyper) POCKETLM_TRY(w.kv_u32(k.c_str(), v));
-  POCKETLM_TRY(w.kv_f32(eps_key.c_str(), c.rms_eps));
-  POCKETLM_TRY(w.kv_f32(theta_key.c_str(), c.rope_theta));
-  if (vocab.present()) {
-    POCKETLM_TRY(w.kv_string(key::kTokenizerModel, tok_model));
-    POCKETLM_TRY(w.kv_array(key::kTokens, kString, vocab.pieces.size()));
-    for (const std::string& p : vocab.pieces) POCKETLM_TRY(w.array_string(p.data(), p.size()));
-    POCKETLM_TRY(w.kv_array(key::kScores, kFloat32, vocab.scores.size()));
-    POCKETLM_TRY(w.array_f32(vocab.scores.data(), vocab.scores.size()));
-    POCKETLM_TRY(w.kv_array(key::kTokenTypes, kInt32, vocab.types.size()));
-    POCKETLM_TRY(w.array_i32(vocab.types.data(), vocab.types.size()));
-    POCKETLM_TRY(w.kv_u32(key::kBosId, static_cast<std::uint32_t>(c.bos_id)));
-    POCKETLM_TRY(w.kv_u32(key::kEosId, static_cast<std::uint32_t>(c.eos_id)));
-    POCKETLM_TRY(w.kv_bool(key::kAddBos, true));
-  }
+  POCKETLM_TRY(write_gguf_metadata(w, spec, name, matrix_type, vocab.present() ? &vocab : nullptr, tensors));
   std::uint64_t total = 0;
-  for (OutTensor& t : tensors) {
-    POCKETLM_TRY(w.tensor_info(t.name.c_str(), t.source.rows, t.source.cols, t.type, &t.bytes));
-    total += t.source.bytes();
-  }
+  for (const OutTensor& t : tensors) total += t.source.bytes();
   {
     ProgressBar bar("convert", total);
     TensorCopier copier(in, spec, w, bar);

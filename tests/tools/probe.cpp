@@ -110,19 +110,6 @@ const char* use_name(TensorUse u) {
   }
 }
 
-// An extent as the ModelConfig fields that give it.
-const char* extent_name(Extent e) {
-  switch (e) {
-    case Extent::kOne: return "1";
-    case Extent::kDim: return "dim";
-    case Extent::kHiddenDim: return "hidden_dim";
-    case Extent::kKvDim: return "kv_dim";
-    case Extent::kVocab: return "vocab_size";
-    case Extent::kSeqLen: return "seq_len";
-    default: return "head_size/2";
-  }
-}
-
 int schema() {
   nlohmann::json roles = nlohmann::json::array();
   for (const RoleInfo& r : kRoleTable)

@@ -18,7 +18,7 @@ namespace pocketlm {
 
 // Config fields a GGUF key can fill (format/model_spec.h: ModelConfig).
 enum class ConfigField : std::uint8_t {
-  kDim, kHiddenDim, kLayers, kHeads, kKvHeads, kSeqLen, kVocab,
+  kDim, kHiddenDim, kLayers, kHeads, kKvHeads, kSeqLen, kVocab, kPerLayerDim,
   kKindParam0, kKindParam1, kKindParam2, kKindParam3,  // ModelConfig::kind_params[0..3]
 };
 static_assert(kMaxKindParams == 4, "one ConfigField per kind parameter");
@@ -57,6 +57,8 @@ inline int config_value(const ModelConfig& config, ConfigField f) {
 
 // The built-in `llama` (llama2.c's and llama.cpp's Llama-2 decoder).
 const Architecture& llama_architecture();
+// The built-in `pocketlm-ple`: llama plus a per-layer embedding (model/ple.h).
+const Architecture& ple_architecture();
 
 // The architecture called `name` (built in, or added with add_architecture), or nullptr.
 const Architecture* find_architecture(const char* name);

@@ -413,6 +413,10 @@ Status read_config(const Parser& p, const Meta& m, ModelConfig* c, long long* vo
   if (c->n_layers > kMaxLayers)
     return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s = %d is more than %d layers", p.name(),
                          arch_key(m, "block_count", a), c->n_layers, kMaxLayers);
+  if (static_cast<long long>(c->n_layers) * c->per_layer_dim > kIntMax)
+    return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s = %d times %s = %d is more than %d per-layer values",
+                         p.name(), arch_key(m, "embedding_length_per_layer_input", a), c->per_layer_dim,
+                         arch_key(m, "block_count", b), c->n_layers, kIntMax);
   if (c->dim % c->n_heads != 0)
     return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s = %d is not a multiple of %s = %d", p.name(),
                          arch_key(m, "embedding_length", a), c->dim, arch_key(m, "attention.head_count", b), c->n_heads);
@@ -556,11 +560,18 @@ POCKETLM_FRAME Status read_tensor_entry(Parser& p, std::uint64_t index, const Mo
   std::uint64_t rows = 0, cols = 0;
   role_shape(c, e->role, &rows, &cols);
   const bool vocab_rows = role_info(e->role).rows == Extent::kVocab;
-  if (e->cols != cols || (!vocab_rows && e->rows != rows))
-    return Status::error(StatusCode::kBadFormat, "%s: GGUF tensor %s has shape [%llu, %llu] (rows, columns); expected [%s%llu, %llu]",
+  if (e->cols != cols || (!vocab_rows && e->rows != rows)) {
+    // The config fields the expected shape comes from: "(columns: n_layers x per_layer_dim)".
+    const bool cols_wrong = e->cols != cols;
+    const Extent wrong = cols_wrong ? role_info(e->role).cols : role_info(e->role).rows;
+    char expected_rows[24] = "vocab_size";
+    if (!vocab_rows) format_to(expected_rows, sizeof expected_rows, "%llu", static_cast<unsigned long long>(rows));
+    return Status::error(StatusCode::kBadFormat,
+                         "%s: GGUF tensor %s has shape [%llu, %llu] (rows, columns); expected [%s, %llu] (%s: %s)",
                          p.name(), e->name, static_cast<unsigned long long>(e->rows),
-                         static_cast<unsigned long long>(e->cols), vocab_rows ? "vocab_size, " : "",
-                         static_cast<unsigned long long>(vocab_rows ? cols : rows), static_cast<unsigned long long>(cols));
+                         static_cast<unsigned long long>(e->cols), expected_rows, static_cast<unsigned long long>(cols),
+                         cols_wrong ? "columns" : "rows", extent_name(wrong));
+  }
   return Status();
 }
 

@@ -24,8 +24,26 @@ std::uint64_t extent(const ModelConfig& c, Extent e) {
     case Extent::kVocab: return static_cast<std::uint64_t>(c.vocab_size);
     case Extent::kSeqLen: return static_cast<std::uint64_t>(c.seq_len);
     case Extent::kHalfHead: return static_cast<std::uint64_t>(c.head_size() / 2);
+    case Extent::kPerLayerDim: return static_cast<std::uint64_t>(c.per_layer_dim);
+    case Extent::kAllLayersPerLayerDim:  // both ints: the product fits 64 bits
+      return static_cast<std::uint64_t>(c.n_layers) * static_cast<std::uint64_t>(c.per_layer_dim);
   }
   return 0;
+}
+
+const char* extent_name(Extent e) {
+  switch (e) {
+    case Extent::kOne: return "1";
+    case Extent::kDim: return "dim";
+    case Extent::kHiddenDim: return "hidden_dim";
+    case Extent::kKvDim: return "kv_dim";
+    case Extent::kVocab: return "vocab_size";
+    case Extent::kSeqLen: return "seq_len";
+    case Extent::kHalfHead: return "head_size / 2";
+    case Extent::kPerLayerDim: return "per_layer_dim";
+    case Extent::kAllLayersPerLayerDim: return "n_layers x per_layer_dim";
+  }
+  return "?";
 }
 
 void role_shape(const ModelConfig& c, TensorRole role, std::uint64_t* rows, std::uint64_t* cols) {

@@ -35,6 +35,9 @@ struct ModelConfig {
   float rope_theta = 10000.0f;   // RoPE base frequency
   int bos_id = 1;       // begin-of-sequence token; generating it ends a run (run.c)
   int eos_id = 2;       // end-of-sequence token
+  // P of a per-layer-embedding model (model/ple.h): the width of each layer's slice of the
+  // per-layer table and of its gate; 0 for kinds without one.
+  int per_layer_dim = 0;
   // A kind's own hyperparameters, as its architecture names them (format/architecture.h):
   // 0 where the file does not give one.
   int kind_params[kMaxKindParams] = {};
@@ -125,6 +128,8 @@ struct ModelSpec {
 
 // The value of one shape dimension under `config` (Extent::kOne: 1).
 std::uint64_t extent(const ModelConfig& config, Extent e);
+// The config field(s) an extent is made of ("dim", "n_layers x per_layer_dim"), for messages.
+const char* extent_name(Extent e);
 // The shape of `role` under `config` (rows, cols) in llama2.c's layout (the role table's).
 void role_shape(const ModelConfig& config, TensorRole role, std::uint64_t* rows, std::uint64_t* cols);
 

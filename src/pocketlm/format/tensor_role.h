@@ -14,7 +14,11 @@ namespace pocketlm {
 
 enum class TensorRole : std::uint8_t {
   kTokenEmbedding, kRmsAtt, kWq, kWk, kWv, kWo, kRmsFfn, kW1, kW2, kW3, kRmsFinal,
-  kFreqCisReal, kFreqCisImag, kWcls, kCount
+  kFreqCisReal, kFreqCisImag, kWcls,
+  // Per-layer-embedding (PLE) models (model/ple.h): the table, its projection from the
+  // embedding and the projection's norm; per layer the gate, the projection back into the
+  // residual stream and its norm.
+  kPleTable, kPleProj, kPleProjNorm, kPleGate, kPleOut, kPlePostNorm, kCount
 };
 inline constexpr int kTensorRoleCount = static_cast<int>(TensorRole::kCount);
 
@@ -27,7 +31,10 @@ enum class TensorUse : std::uint8_t {
 };
 
 // One dimension of a role's shape, in terms of the config (format/model_spec.h).
-enum class Extent : std::uint8_t { kOne, kDim, kHiddenDim, kKvDim, kVocab, kSeqLen, kHalfHead };
+// kPerLayerDim is a PLE model's P (ModelConfig::per_layer_dim), kAllLayersPerLayerDim n_layers x P.
+enum class Extent : std::uint8_t {
+  kOne, kDim, kHiddenDim, kKvDim, kVocab, kSeqLen, kHalfHead, kPerLayerDim, kAllLayersPerLayerDim
+};
 
 // Memory-plan regions that hold weights.
 namespace region {
@@ -36,6 +43,8 @@ inline constexpr const char* kAttention = "attention weights";
 inline constexpr const char* kFfn = "ffn weights";
 inline constexpr const char* kNorms = "norms";
 inline constexpr const char* kClassifier = "classifier";
+inline constexpr const char* kPleTable = "per-layer table";      // PLE: one row of L x P per token
+inline constexpr const char* kPleWeights = "per-layer weights";  // PLE: the projection, gates, outputs
 inline constexpr const char* kUnused = "";  // read by no model kind (llama2.c v0's freq_cis)
 }  // namespace region
 
@@ -50,26 +59,39 @@ struct RoleInfo {
   const char* region;     // plan region (region::kUnused: not loaded)
 };
 
-// The table, in enum order. Forward order: the embedding row, per layer the attention norm, q
-// k v, o, the FFN norm, w1 (gate) and w3 (up) together, w2 (down); the final norm, the
-// classifier.
+// The table, in enum order. Forward order: the embedding row (a PLE model's table row, its
+// projection and the projection's norm); per layer the attention norm, q k v, o, the FFN norm,
+// w1 (gate) and w3 (up) together, w2 (down) (a PLE model's gate, output and post-norm); the
+// final norm, the classifier. The PLE names are llama.cpp's for Gemma 3n's tensors.
 inline constexpr RoleInfo kRoleTable[kTensorRoleCount] = {
     {"token_embedding", "token_embd.weight", false, TensorUse::kRowGather, Extent::kVocab, Extent::kDim, 0,
      region::kEmbedding},
-    {"rms_att", "blk.%d.attn_norm.weight", true, TensorUse::kNorm, Extent::kOne, Extent::kDim, 1, region::kNorms},
-    {"wq", "blk.%d.attn_q.weight", true, TensorUse::kMatmul, Extent::kDim, Extent::kDim, 2, region::kAttention},
-    {"wk", "blk.%d.attn_k.weight", true, TensorUse::kMatmul, Extent::kKvDim, Extent::kDim, 3, region::kAttention},
-    {"wv", "blk.%d.attn_v.weight", true, TensorUse::kMatmul, Extent::kKvDim, Extent::kDim, 4, region::kAttention},
-    {"wo", "blk.%d.attn_output.weight", true, TensorUse::kMatmul, Extent::kDim, Extent::kDim, 5, region::kAttention},
-    {"rms_ffn", "blk.%d.ffn_norm.weight", true, TensorUse::kNorm, Extent::kOne, Extent::kDim, 6, region::kNorms},
-    {"w1", "blk.%d.ffn_gate.weight", true, TensorUse::kMatmul, Extent::kHiddenDim, Extent::kDim, 7, region::kFfn},
-    {"w2", "blk.%d.ffn_down.weight", true, TensorUse::kMatmul, Extent::kDim, Extent::kHiddenDim, 9, region::kFfn},
-    {"w3", "blk.%d.ffn_up.weight", true, TensorUse::kMatmul, Extent::kHiddenDim, Extent::kDim, 8, region::kFfn},
-    {"rms_final", "output_norm.weight", false, TensorUse::kNorm, Extent::kOne, Extent::kDim, 10, region::kNorms},
+    {"rms_att", "blk.%d.attn_norm.weight", true, TensorUse::kNorm, Extent::kOne, Extent::kDim, 4, region::kNorms},
+    {"wq", "blk.%d.attn_q.weight", true, TensorUse::kMatmul, Extent::kDim, Extent::kDim, 5, region::kAttention},
+    {"wk", "blk.%d.attn_k.weight", true, TensorUse::kMatmul, Extent::kKvDim, Extent::kDim, 6, region::kAttention},
+    {"wv", "blk.%d.attn_v.weight", true, TensorUse::kMatmul, Extent::kKvDim, Extent::kDim, 7, region::kAttention},
+    {"wo", "blk.%d.attn_output.weight", true, TensorUse::kMatmul, Extent::kDim, Extent::kDim, 8, region::kAttention},
+    {"rms_ffn", "blk.%d.ffn_norm.weight", true, TensorUse::kNorm, Extent::kOne, Extent::kDim, 9, region::kNorms},
+    {"w1", "blk.%d.ffn_gate.weight", true, TensorUse::kMatmul, Extent::kHiddenDim, Extent::kDim, 10, region::kFfn},
+    {"w2", "blk.%d.ffn_down.weight", true, TensorUse::kMatmul, Extent::kDim, Extent::kHiddenDim, 12, region::kFfn},
+    {"w3", "blk.%d.ffn_up.weight", true, TensorUse::kMatmul, Extent::kHiddenDim, Extent::kDim, 11, region::kFfn},
+    {"rms_final", "output_norm.weight", false, TensorUse::kNorm, Extent::kOne, Extent::kDim, 16, region::kNorms},
     // llama2.c v0 stores RoPE's tables; pocketlm computes them (model/rope_table.h).
     {"freq_cis_real", nullptr, false, TensorUse::kUnused, Extent::kSeqLen, Extent::kHalfHead, -1, region::kUnused},
     {"freq_cis_imag", nullptr, false, TensorUse::kUnused, Extent::kSeqLen, Extent::kHalfHead, -1, region::kUnused},
-    {"wcls", "output.weight", false, TensorUse::kMatmul, Extent::kVocab, Extent::kDim, 11, region::kClassifier},
+    {"wcls", "output.weight", false, TensorUse::kMatmul, Extent::kVocab, Extent::kDim, 17, region::kClassifier},
+    {"ple_table", "per_layer_token_embd.weight", false, TensorUse::kRowGather, Extent::kVocab,
+     Extent::kAllLayersPerLayerDim, 1, region::kPleTable},
+    {"ple_proj", "per_layer_model_proj.weight", false, TensorUse::kMatmul, Extent::kAllLayersPerLayerDim, Extent::kDim,
+     2, region::kPleWeights},
+    {"ple_proj_norm", "per_layer_proj_norm.weight", false, TensorUse::kNorm, Extent::kOne, Extent::kPerLayerDim, 3,
+     region::kNorms},
+    {"ple_gate", "blk.%d.inp_gate.weight", true, TensorUse::kMatmul, Extent::kPerLayerDim, Extent::kDim, 13,
+     region::kPleWeights},
+    {"ple_out", "blk.%d.proj.weight", true, TensorUse::kMatmul, Extent::kDim, Extent::kPerLayerDim, 14,
+     region::kPleWeights},
+    {"ple_post_norm", "blk.%d.post_norm.weight", true, TensorUse::kNorm, Extent::kOne, Extent::kDim, 15,
+     region::kNorms},
 };
 
 constexpr const RoleInfo& role_info(TensorRole role) { return kRoleTable[static_cast<int>(role)]; }

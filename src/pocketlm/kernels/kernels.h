@@ -127,6 +127,9 @@ struct Kernels {
   void (*attention_batch)(const AttentionArgs& args);
   // SwiGLU: hb[i] = silu(hb[i]) * hb2[i].
   void (*swiglu)(float* hb, const float* hb2, int n);
+  // A per-layer-embedding model's gate (model/ple.h): g[i] = gelu(g[i]) * m[i], GELU in the
+  // engine's own float arithmetic (kernels/gelu.h), the same bits on every target.
+  void (*gelu_gate)(float* g, const float* m, int n);
   // Batched matmul per weight type (kernels/batch.h); null = matmul_batch() tiles rows and runs
   // `matmul` per token over each tile.
   MatmulBatchFn matmul_batch[kTensorTypeCount];

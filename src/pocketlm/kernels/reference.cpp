@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "pocketlm/kernels/gelu.h"
 #include "pocketlm/kernels/reference.h"
 #include "pocketlm/quant/fp16.h"
 #include "pocketlm/quant/q4_0.h"
@@ -209,6 +210,10 @@ void swiglu(float* hb, const float* hb2, int n) {
   }
 }
 
+void gelu_gate(float* g, const float* m, int n) {
+  for (int i = 0; i < n; ++i) g[i] = gelu(g[i]) * m[i];
+}
+
 }  // namespace reference
 
 const Kernels& reference_kernels() {
@@ -232,6 +237,7 @@ const Kernels& reference_kernels() {
     k.attention = attention;
     k.attention_f16 = attention_f16;
     k.swiglu = swiglu;
+    k.gelu_gate = gelu_gate;
     return k;
   }();
   return kReference;

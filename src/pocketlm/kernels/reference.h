@@ -52,6 +52,7 @@ void rope(float* q, float* k, int dim, int kv_dim, int head_size, int pos);
 void attention(const AttentionArgs& args);
 void attention_f16(const AttentionArgs& args);
 void swiglu(float* hb, const float* hb2, int n);
+void gelu_gate(float* g, const float* m, int n);
 
 // The largest float x for which expf(x) is finite (ln(FLT_MAX) rounded down to a float);
 // swiglu skips expf beyond it (tests/kernel_equivalence_test.cpp checks it against libm).

@@ -49,12 +49,16 @@ bool activation_row_bytes(TensorType act, std::uint64_t width, int group, std::u
   return group > 0 && checked_add(width, (g - width % g) % g, &padded) && type_bytes(act, padded, group, values, scales);
 }
 
+std::uint64_t widest_matmul_input(const ModelConfig& c) {
+  int widest = c.dim > c.hidden_dim ? c.dim : c.hidden_dim;
+  if (c.per_layer_dim > widest) widest = c.per_layer_dim;
+  return static_cast<std::uint64_t>(widest);
+}
+
 Status BlockOps::carve(const ModelSpec& spec, const Kernels& kernels, Arena& arena) {
   k_ = &kernels;
   eps_ = spec.config.rms_eps;
-  const auto dim = static_cast<std::uint64_t>(spec.config.dim);
-  const auto hidden = static_cast<std::uint64_t>(spec.config.hidden_dim);
-  const std::uint64_t widest = dim > hidden ? dim : hidden;
+  const std::uint64_t widest = widest_matmul_input(spec.config);
   for (int i = 0; i < spec.tensor_count(); ++i) {
     const TensorInfo t = spec.tensor(i);
     if (t.rows <= 1 || *role_info(t.role).region == '\0') continue;
@@ -279,6 +283,20 @@ void ffn_block(BlockOps& ops, const LayerWeights& w, const ModelConfig& c, const
   for (int t = 0; t < r.count; ++t) ops.kernels().swiglu(r.hb + t * shid, r.hb2 + t * shid, hidden);
   ops.matmul(r.xb, sdim, w[R::kW2], r.hb, shid, hidden, r.count);
   for (std::size_t i = 0; i < rows_dim; ++i) r.x[i] += r.xb[i];
+}
+
+void per_layer_block(BlockOps& ops, const LayerWeights& w, const ModelConfig& c, const TokenRows& r, const float* ple,
+                     std::size_t ple_stride, float* gate) {
+  using R = TensorRole;
+  const int dim = c.dim, p = c.per_layer_dim;
+  const auto sdim = static_cast<std::size_t>(dim), sp = static_cast<std::size_t>(p);
+  const std::size_t rows_dim = static_cast<std::size_t>(r.count) * sdim;
+  ops.matmul(gate, sp, w[R::kPleGate], r.x, sdim, dim, r.count);
+  for (int t = 0; t < r.count; ++t)
+    ops.kernels().gelu_gate(gate + static_cast<std::size_t>(t) * sp, ple + static_cast<std::size_t>(t) * ple_stride, p);
+  ops.matmul(r.xb, sdim, w[R::kPleOut], gate, sp, p, r.count);
+  for (std::size_t t = 0; t < rows_dim; t += sdim) ops.rmsnorm(r.xb2 + t, r.xb + t, w[R::kPlePostNorm].f32(), dim);
+  for (std::size_t i = 0; i < rows_dim; ++i) r.x[i] += r.xb2[i];
 }
 
 }  // namespace pocketlm

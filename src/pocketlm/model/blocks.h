@@ -58,6 +58,10 @@ struct DecoderState {
 bool activation_row_bytes(TensorType act, std::uint64_t width, int group, std::uint64_t* values,
                           std::uint64_t* scales);
 
+// The widest vector a matmul of a `c` model reads: dim, hidden_dim or a PLE model's
+// per_layer_dim (the input buffers are this wide).
+std::uint64_t widest_matmul_input(const ModelConfig& c);
+
 // One matmul of a pass over `tokens` inputs: row t of the output (w.rows values) at
 // out + t * out_stride (out_stride is unused for one token).
 struct MatmulOp {
@@ -176,5 +180,11 @@ void attention_block(BlockOps& ops, const LayerWeights& w, const ModelConfig& c,
 // For each row of r: x += w2 · (silu(w1 · xb) * (w3 · xb)) with xb = rmsnorm(x). (run.c's FFN
 // block.)
 void ffn_block(BlockOps& ops, const LayerWeights& w, const ModelConfig& c, const TokenRows& r);
+// A PLE model's per-layer block (model/ple.h), for each row t of r, on the raw residual:
+// g = gelu(ple_gate · x) * ple_t (ple_t = ple + t * ple_stride, per_layer_dim values),
+// y = ple_out · g, x += rmsnorm(y) with the ple_post_norm weights. `gate` holds r.count rows
+// of per_layer_dim floats; y and its norm use r.xb and r.xb2.
+void per_layer_block(BlockOps& ops, const LayerWeights& w, const ModelConfig& c, const TokenRows& r, const float* ple,
+                     std::size_t ple_stride, float* gate);
 
 }  // namespace pocketlm

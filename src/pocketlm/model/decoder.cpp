@@ -15,9 +15,10 @@ Status Decoder::carve(const ModelSpec& spec, int seq_len, const Kernels& kernels
 float* Decoder::forward(int token, int pos) {
   const ModelConfig& c = spec_->config;
   DecoderState& s = state_;
-  weights_.row(TensorRole::kTokenEmbedding, token, s.x);
-  weights_.begin_token();
   const std::int32_t one = token;
+  weights_.row(TensorRole::kTokenEmbedding, token, s.x);
+  gather_rows(&one, 1);
+  weights_.begin_token();
   layers(&one, TokenRows::of(s), pos);
   ops_.rmsnorm(s.x, s.x, weights_.final_norm(), c.dim);
   ops_.matmul(s.logits, weights_.classifier(), s.x, c.dim);
@@ -32,6 +33,7 @@ Status Decoder::carve_prefill(int batch, Arena& arena) {
 void Decoder::forward_batch(const std::int32_t* tokens, int count, int pos) {
   const auto dim = static_cast<std::size_t>(spec_->config.dim);
   for (int t = 0; t < count; ++t) weights_.row(TensorRole::kTokenEmbedding, tokens[t], batch_.x + static_cast<std::size_t>(t) * dim);
+  gather_rows(tokens, count);
   // The layers only: these tokens' logits are never sampled (the next tokens are the prompt's).
   weights_.begin_layers();
   layers(tokens, TokenRows::of(batch_, state_, count), pos);

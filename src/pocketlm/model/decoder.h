@@ -35,6 +35,9 @@ class Decoder : public Model {
   std::uint64_t weight_bytes_per_token() const final { return weights_.bytes_per_token(); }
 
  protected:
+  // Reads the kind's own rows for tokens[0..count) (a PLE model's per-layer table rows) after
+  // their embedding rows and before the first streamed weight is asked for; none by default.
+  virtual void gather_rows(const std::int32_t* /*tokens*/, int /*count*/) {}
   // The kind's pass through its layers for the r.count tokens `tokens` at positions
   // pos..pos+count-1, whose embedding rows are in r.x; leaves the residual stream in r.x.
   virtual void layers(const std::int32_t* tokens, const TokenRows& r, int pos) = 0;

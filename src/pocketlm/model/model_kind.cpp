@@ -3,12 +3,15 @@
 #include <cstring>
 
 #include "pocketlm/model/llama.h"
+#include "pocketlm/model/ple.h"
 
 namespace pocketlm {
 
 namespace {
 
 const ModelKind kLlama = {&llama_architecture(), construct_model<LlamaModel>};
+const ModelKind kPle = {&ple_architecture(), construct_model<PleModel>};
+constexpr const ModelKind* kBuiltIn[] = {&kLlama, &kPle};
 
 constexpr int kMaxAdded = 4;
 const ModelKind* g_added[kMaxAdded] = {};
@@ -17,9 +20,11 @@ int g_added_count = 0;
 }  // namespace
 
 Status find_model_kind(const char* file, const ModelSpec& spec, const ModelKind** kind) {
-  if (std::strcmp(kLlama.architecture->name, spec.architecture) == 0) {
-    *kind = &kLlama;
-    return Status();
+  for (const ModelKind* k : kBuiltIn) {
+    if (std::strcmp(k->architecture->name, spec.architecture) == 0) {
+      *kind = k;
+      return Status();
+    }
   }
   for (int i = 0; i < g_added_count; ++i) {
     if (std::strcmp(g_added[i]->architecture->name, spec.architecture) == 0) {

@@ -42,6 +42,7 @@ class PlacedWeights final : public WeightSource {
   Matrix stream_rows(const Matrix& m, int r0) override {
     return stream_.rows(*static_cast<const StreamedMatrix*>(m.stream), r0);
   }
+  const Matrix& global(TensorRole role) override { return global_[global_slot(role)]; }
   const float* final_norm() override { return global_[global_slot(TensorRole::kRmsFinal)].f32(); }
   const Matrix& classifier() override { return global_[global_slot(TensorRole::kWcls)]; }
   std::uint64_t bytes_per_token() const override { return bytes_per_token_; }

@@ -37,9 +37,7 @@ Status BatchState::carve(const ModelConfig& c, int seq_len, int rows, bool batch
 
 Status BlockOps::carve_batch(const ModelSpec& spec, int batch, Arena& arena) {
   if (batch <= 1) return Status();
-  const auto dim = static_cast<std::uint64_t>(spec.config.dim);
-  const auto hidden = static_cast<std::uint64_t>(spec.config.hidden_dim);
-  const std::uint64_t widest = dim > hidden ? dim : hidden;
+  const std::uint64_t widest = widest_matmul_input(spec.config);
   for (int a = 0; a < kTensorTypeCount; ++a) {
     if (group_[a] == 0) continue;  // carve() found no matrix reading this activation type
     const auto act = static_cast<TensorType>(a);

@@ -25,6 +25,7 @@ void type_label(const TensorInfo& t, char* buf, std::size_t cap) {
 // storage and the layers those span.
 struct LayerRegion {
   int matrices = 0, streamed = 0;
+  char globals[40] = "";      // the region's global matrices (a PLE model's ple_proj), " + name" each
   std::uint64_t stored_bytes = 0;
   int first = -1, last = -1;  // layers with a streamed matrix
   bool hidden = false;        // a role shaped by hidden_dim
@@ -35,8 +36,17 @@ LayerRegion layer_region(const ModelSpec& spec, const WeightPlacement& placement
   for (int i = 0; i < spec.tensor_count(); ++i) {
     const TensorInfo t = spec.tensor(i);
     const RoleInfo& info = role_info(t.role);
-    if (!info.per_layer || info.use != TensorUse::kMatmul || std::strcmp(info.region, region) != 0) continue;
+    if (info.use != TensorUse::kMatmul || std::strcmp(info.region, region) != 0) continue;
     ++r.matrices;
+    if (!info.per_layer) {  // read whole every token like the layers' matrices
+      const std::size_t used = std::strlen(r.globals);
+      format_to(r.globals + used, sizeof r.globals - used, " + %s", info.name);
+      if (placement.in_storage(t)) {
+        ++r.streamed;
+        r.stored_bytes += t.bytes();
+      }
+      continue;
+    }
     r.hidden = r.hidden || info.rows == Extent::kHiddenDim || info.cols == Extent::kHiddenDim;
     if (!placement.in_storage(t)) continue;
     ++r.streamed;
@@ -64,15 +74,17 @@ Status describe_layer_region(const ModelSpec& spec, const WeightPlacement& place
   }
   if (r.hidden) format_to(hidden, sizeof hidden, " (hidden_dim %d)", c.hidden_dim);
   if (r.streamed) format_to(streamed, sizeof streamed, ", %d of the %d matrices streamed", r.streamed, r.matrices);
-  format_to(note, sizeof note, "%s x %d layer%s%s%s, %s", roles, c.n_layers, plural_s(c.n_layers), hidden, streamed,
-            type);
+  format_to(note, sizeof note, "%s x %d layer%s%s%s%s, %s", roles, c.n_layers, plural_s(c.n_layers), r.globals, hidden,
+            streamed, type);
   POCKETLM_TRY(plan->add(region, 0, note, Heat::kOncePerToken));
   if (r.streamed == 0) return Status();
   char name[sizeof PlanRegion::name];
   // "streamed attention": the region's first word.
   format_to(name, sizeof name, "streamed %.*s", static_cast<int>(std::strcspn(region, " ")), region);
   char layers[32];
-  if (r.first == r.last)
+  if (r.first < 0)
+    format_to(layers, sizeof layers, "the model");
+  else if (r.first == r.last)
     format_to(layers, sizeof layers, "layer %d", r.first);
   else
     format_to(layers, sizeof layers, "layers %d..%d", r.first, r.last);
@@ -86,20 +98,28 @@ Status describe_session_regions(const ModelSpec& spec, const WeightPlacement& pl
                                 int prefill_batch, bool batched_attention, std::size_t io_chunk_bytes,
                                 MemoryPlan* plan) {
   const ModelConfig& c = spec.config;
-  char note[96], emb[32];
-  type_label(spec.tensor(TensorRole::kTokenEmbedding, -1), emb, sizeof emb);
-  const bool quantized = spec.type(TensorRole::kTokenEmbedding) != TensorType::kF32;
-  const TensorInfo table = spec.tensor(TensorRole::kTokenEmbedding, -1);
-  const bool table_stored = placement.in_storage(table);
-  if (table_stored) {
-    format_to(note, sizeof note, "[%d, %d] %s; one row (%llu bytes) read per token%s", c.vocab_size, c.dim, emb,
-              static_cast<unsigned long long>(table.bytes() / table.rows),
-              spec.shared_classifier ? ", and whole as the classifier" : "");
-    POCKETLM_TRY(plan->add_stored(region::kEmbedding, table.bytes(), note));
-  } else {
-    format_to(note, sizeof note, "[%d, %d] %s; one row %s per token", c.vocab_size, c.dim, emb,
-              quantized ? "dequantized" : "copied");
-    POCKETLM_TRY(plan->add(region::kEmbedding, 0, note, Heat::kRowPerToken));
+  char note[96];
+  // The row-gather tables (the token embedding, a PLE model's per-layer table).
+  bool table_stored = false;
+  for (int i = 0; i < kTensorRoleCount; ++i) {
+    const auto role = static_cast<TensorRole>(i);
+    if (!spec.has(role) || role_info(role).use != TensorUse::kRowGather) continue;
+    const TensorInfo table = spec.tensor(role, -1);
+    char type[32];
+    type_label(table, type, sizeof type);
+    const bool classifier = role == TensorRole::kTokenEmbedding && spec.shared_classifier;
+    if (placement.in_storage(table)) {
+      table_stored = true;
+      format_to(note, sizeof note, "[%llu, %llu] %s; one row (%llu bytes) read per token%s",
+                static_cast<unsigned long long>(table.rows), static_cast<unsigned long long>(table.cols), type,
+                static_cast<unsigned long long>(table.bytes() / table.rows),
+                classifier ? ", and whole as the classifier" : "");
+      POCKETLM_TRY(plan->add_stored(role_info(role).region, table.bytes(), note));
+    } else {
+      format_to(note, sizeof note, "[%llu, %llu] %s; one row %s per token", static_cast<unsigned long long>(table.rows),
+                static_cast<unsigned long long>(table.cols), type, table.type != TensorType::kF32 ? "dequantized" : "copied");
+      POCKETLM_TRY(plan->add(role_info(role).region, 0, note, Heat::kRowPerToken));
+    }
   }
   // The per-layer matrices, region by region in forward order.
   TensorRole order[kTensorRoleCount] = {};
@@ -111,7 +131,10 @@ Status describe_session_regions(const ModelSpec& spec, const WeightPlacement& pl
     for (int j = 0; j < i; ++j) seen = seen || std::strcmp(role_info(order[j]).region, region) == 0;
     if (!seen) POCKETLM_TRY(describe_layer_region(spec, placement, region, plan));
   }
-  POCKETLM_TRY(plan->add(region::kNorms, 0, "rms_att, rms_ffn per layer + rms_final, f32", Heat::kOncePerToken));
+  POCKETLM_TRY(plan->add(region::kNorms, 0,
+                         c.per_layer_dim ? "rms_att, rms_ffn, ple_post_norm per layer + ple_proj_norm, rms_final, f32"
+                                         : "rms_att, rms_ffn per layer + rms_final, f32",
+                         Heat::kOncePerToken));
   if (!spec.shared_classifier && placement.in_storage(spec.tensor(TensorRole::kWcls, -1))) {
     const TensorInfo wcls = spec.tensor(TensorRole::kWcls, -1);
     POCKETLM_TRY(plan->add_stored(region::kClassifier, wcls.bytes(), "wcls [vocab_size, dim], read every token"));
@@ -128,8 +151,8 @@ Status describe_session_regions(const ModelSpec& spec, const WeightPlacement& pl
     const auto role = static_cast<TensorRole>(r);
     if (spec.has(role) && type_traits(type_traits(spec.type(role)).activation).quantize) int8_input = true;
   }
-  format_to(note, sizeof note, "x xb xb2 q (dim) hb hb2 (hidden) att (heads x seq)%s",
-            int8_input ? " + quantized input copy" : "");
+  format_to(note, sizeof note, "x xb xb2 q (dim) hb hb2 (hidden) att (heads x seq)%s%s",
+            c.per_layer_dim ? " + per-layer inputs" : "", int8_input ? " + quantized input copy" : "");
   POCKETLM_TRY(plan->add(region::kActivations, 0, note));
   if (prefill_batch > 1) {
     char scores[48] = "";
@@ -150,8 +173,14 @@ Status describe_session_regions(const ModelSpec& spec, const WeightPlacement& pl
   POCKETLM_TRY(plan->add(kLayerTableRegion, 0, "per-layer weight descriptors (type, shape, pointers)"));
   POCKETLM_TRY(plan->add(kRepackRegion, 0, "load-time buffer: one block of rows interleaved for SIMD lanes", Heat::kRare));
   if (placement.any()) {
-    format_to(note, sizeof note, "weights read from storage: 2 blocks of ~%zu KiB in flight, 1 repacked%s",
-              placement.block_bytes / 1024, table_stored ? ", 1 embedding row" : "");
+    bool streamed = false;
+    for (int i = 0; i < spec.tensor_count() && !streamed; ++i)
+      streamed = placement.residency(spec.tensor(i)) == Residency::kStreamed;
+    if (streamed)
+      format_to(note, sizeof note, "weights read from storage: 2 blocks of ~%zu KiB in flight, 1 repacked%s",
+                placement.block_bytes / 1024, table_stored ? ", 1 table row" : "");
+    else
+      format_to(note, sizeof note, "one row of a table in storage");
     POCKETLM_TRY(plan->add(kStreamRegion, 0, note));
   }
   return Status();

@@ -1,0 +1,76 @@
+#include "pocketlm/model/ple.h"
+
+#include <cmath>
+
+#include "pocketlm/base/checked.h"
+
+namespace pocketlm {
+
+Status PleModel::Inputs::carve(const ModelConfig& c, int rows, const char* region, Arena& arena) {
+  std::uint64_t all = 0, gates = 0;
+  const auto r = static_cast<std::uint64_t>(rows);
+  if (!checked_product(&all, r, static_cast<std::uint64_t>(c.n_layers), static_cast<std::uint64_t>(c.per_layer_dim)) ||
+      !checked_product(&gates, r, static_cast<std::uint64_t>(c.per_layer_dim), 1u))
+    return Status::error(StatusCode::kOutOfMemory, "per-layer inputs: %d tokens x n_layers %d x per_layer_dim %d overflow",
+                         rows, c.n_layers, c.per_layer_dim);
+  POCKETLM_TRY(carve_array(arena, region, all, &ple));
+  POCKETLM_TRY(carve_array(arena, region, all, &proj));
+  return carve_array(arena, region, gates, &gate);
+}
+
+Status PleModel::carve(const ModelSpec& spec, int seq_len, const Kernels& kernels, const WeightPlacement& placement,
+                       KvType kv, Arena& arena) {
+  if (spec.config.per_layer_dim <= 0)
+    return Status::error(StatusCode::kBadFormat, "model of architecture '%s': per_layer_dim is %d, must be positive",
+                         spec.architecture, spec.config.per_layer_dim);
+  POCKETLM_TRY(Decoder::carve(spec, seq_len, kernels, placement, kv, arena));
+  return one_.carve(spec.config, 1, region::kActivations, arena);
+}
+
+Status PleModel::carve_prefill(int batch, Arena& arena) {
+  POCKETLM_TRY(Decoder::carve_prefill(batch, arena));
+  return batch > 1 ? batch_inputs_.carve(spec_->config, batch, region::kPrefill, arena) : Status();
+}
+
+void PleModel::gather_rows(const std::int32_t* tokens, int count) {
+  const ModelConfig& c = spec_->config;
+  const std::size_t all = static_cast<std::size_t>(c.n_layers) * static_cast<std::size_t>(c.per_layer_dim);
+  float* ple = inputs(count).ple;
+  for (int t = 0; t < count; ++t) weights_.row(TensorRole::kPleTable, tokens[t], ple + static_cast<std::size_t>(t) * all);
+}
+
+void PleModel::combine_inputs(const TokenRows& r, Inputs& in) {
+  const ModelConfig& c = spec_->config;
+  const int p = c.per_layer_dim;
+  const std::size_t sp = static_cast<std::size_t>(p);
+  const std::size_t all = static_cast<std::size_t>(c.n_layers) * sp;
+  const float inv_sqrt_dim = 1.0f / std::sqrt(static_cast<float>(c.dim));
+  const float sqrt_p = std::sqrt(static_cast<float>(p));
+  const float inv_sqrt2 = 1.0f / std::sqrt(2.0f);
+  ops_.matmul(in.proj, all, weights_.global(TensorRole::kPleProj), r.x, static_cast<std::size_t>(c.dim), c.dim,
+              r.count);
+  const float* norm = weights_.global(TensorRole::kPleProjNorm).f32();
+  for (std::size_t row = 0; row < static_cast<std::size_t>(r.count) * all; row += sp) {
+    float* q = in.proj + row;
+    float* ple = in.ple + row;
+    for (std::size_t i = 0; i < sp; ++i) q[i] *= inv_sqrt_dim;
+    ops_.rmsnorm(q, q, norm, p);
+    for (std::size_t i = 0; i < sp; ++i) ple[i] = (q[i] + ple[i] * sqrt_p) * inv_sqrt2;
+  }
+}
+
+void PleModel::layers(const std::int32_t* /*tokens*/, const TokenRows& r, int pos) {
+  const ModelConfig& c = spec_->config;
+  Inputs& in = inputs(r.count);
+  combine_inputs(r, in);
+  const std::size_t sp = static_cast<std::size_t>(c.per_layer_dim);
+  const std::size_t all = static_cast<std::size_t>(c.n_layers) * sp;
+  for (int l = 0; l < c.n_layers; ++l) {
+    const LayerWeights& layer = weights_.layer(l);
+    attention_block(ops_, layer, c, seq_len_, state_, r, l, pos);
+    ffn_block(ops_, layer, c, r);
+    per_layer_block(ops_, layer, c, r, in.ple + static_cast<std::size_t>(l) * sp, all, in.gate);
+  }
+}
+
+}  // namespace pocketlm
