@@ -405,6 +405,37 @@ TEST(PleFile, BadFilesNameTheTensorAndTheField) {
             "[vocab_size, 64] (columns: n_layers x per_layer_dim)");
 }
 
+TEST(PleFile, ConvertKeepsTheKindAndTakesATypePerRole) {
+  const std::string dir = test::temp_dir();
+  const std::string in = dir + "/ple.gguf", out = dir + "/ple-q.gguf", v2 = dir + "/ple.bin";
+  test::write_file(in, ple_file());
+  const std::string before = test::sha256_of(in);
+  const test::CommandResult r = test::run_pocketlm(
+      {"convert", in, "--to", "gguf", "--type", "q8_0", "--tensor-type", "ple_table=q4_0", "-o", out});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("matrices q8_0, ple_table q4_0"), std::string::npos) << r.out;
+  FileStorage converted;
+  ASSERT_TRUE(converted.open(out.c_str(), "model").ok());
+  ModelSpec spec;
+  ASSERT_TRUE(read_model_spec(converted, &spec).ok());
+  EXPECT_STREQ(spec.architecture, "pocketlm-ple");
+  EXPECT_EQ(spec.config.per_layer_dim, kP);
+  EXPECT_EQ(spec.type(TensorRole::kPleTable), TensorType::kQ4_0);
+  EXPECT_EQ(spec.type(TensorRole::kPleGate), TensorType::kQ8_0);
+  EXPECT_EQ(spec.type(TensorRole::kPlePostNorm), TensorType::kF32);
+  // A llama2.c file cannot hold the PLE tensors: refused, nothing written, the input as it was.
+  const test::CommandResult q80 = test::run_pocketlm({"convert", in, "--to", "q80", "-o", v2});
+  EXPECT_EQ(q80.exit_code, 1);
+  EXPECT_EQ(q80.err, "pocketlm: error: " + in + ": architecture 'pocketlm-ple' has tensors a llama2.c file cannot "
+                     "hold (use --to gguf)\n");
+  EXPECT_FALSE(test::file_exists(v2));
+  const test::CommandResult norm =
+      test::run_pocketlm({"convert", in, "--to", "gguf", "--tensor-type", "ple_post_norm=q4_0", "-o", v2});
+  EXPECT_EQ(norm.exit_code, 1);
+  EXPECT_NE(norm.err.find("--tensor-type: 'ple_post_norm=q4_0' names no matrix"), std::string::npos) << norm.err;
+  EXPECT_EQ(test::sha256_of(in), before);
+}
+
 // ---- The ESP32 shape with its table in flash ------------------------------------------------
 
 // `pocketlm synth esp32-ple --seed 42`, converted to Q4_0, once per test process.

@@ -77,21 +77,27 @@ def main(argv=None) -> int:
     return 0
 
 
+def bpb_bars(ax, labels: list, valid: list, heldout: list, baseline: float, baseline_label: str) -> None:
+    """Bits per byte on the validation sample and the held-out split, side by side per label,
+    with a dashed line at `baseline`."""
+    x = range(len(labels))
+    ax.bar([i - 0.2 for i in x], valid, 0.4, label="tinystories-valid-sample.txt")
+    ax.bar([i + 0.2 for i in x], heldout, 0.4, label="held-out split of tinystories-5k.txt")
+    ax.axhline(baseline, color="gray", linestyle="--", linewidth=1, label=baseline_label)
+    ax.set_xticks(list(x))
+    ax.set_xticklabels(labels, rotation=15, ha="right", fontsize=8)
+    ax.set_ylabel("bits per byte (lower is better)")
+    ax.legend(fontsize=8)
+
+
 def plot(rows, path: str) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    labels = [r[0] for r in rows]
     fig, ax = plt.subplots(figsize=(8, 4), dpi=100)
-    x = range(len(rows))
-    ax.bar([i - 0.2 for i in x], [r[4] for r in rows], 0.4, label="tinystories-valid-sample.txt")
-    ax.bar([i + 0.2 for i in x], [r[5] for r in rows], 0.4, label="held-out split of tinystories-5k.txt")
-    ax.axhline(rows[-1][4], color="gray", linestyle="--", linewidth=1, label="stories260K on the valid sample")
-    ax.set_xticks(list(x))
-    ax.set_xticklabels(labels, rotation=15, ha="right", fontsize=8)
-    ax.set_ylabel("bits per byte (lower is better)")
+    bpb_bars(ax, [r[0] for r in rows], [r[4] for r in rows], [r[5] for r in rows], rows[-1][4],
+             "stories260K on the valid sample")
     ax.set_ylim(min(min(r[4], r[5]) for r in rows) * 0.9, max(max(r[4], r[5]) for r in rows) * 1.03)
-    ax.legend(fontsize=8)
     ax.set_title("Distillation from stories260K: what each step buys")
     fig.tight_layout()
     fig.savefig(path)

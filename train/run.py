@@ -42,7 +42,8 @@ DEFAULT_TRAINING = TrainConfig(steps=2400, batch_size=16, learning_rate=2e-3, mi
 class Recipe:
     model: ModelArgs            # the shape, with its vocabulary size
     training: TrainConfig
-    tokenizer: str = "own"      # "own": SentencePiece trained on the text; "teacher": stories260K's tok512
+    tokenizer: str = "own"      # "own": SentencePiece trained on the text; "teacher": stories260K's tok512;
+                                # "llama32k": Llama 2's 32000 pieces (tokenizer.bin, the ESP32 write-up's)
     corpus_tokens: int = 0      # > 0: add that many teacher tokens of stories260K's stories (train/distill.py)
     # Paragraphs of the real training stories one newline apart, as TinyStories publishes them
     # (tinystories-5k.txt has blank lines between them; the validation text and the teacher's
@@ -54,6 +55,9 @@ class Recipe:
         if self.training.distill_alpha > 0 and self.tokenizer != "teacher":
             raise ValueError("a recipe with distill_alpha > 0 needs tokenizer='teacher'")
 
+
+PLE_CORE = ModelArgs(dim=96, n_layers=6, n_heads=4, n_kv_heads=4, vocab_size=512, hidden_dim=64, seq_len=256)
+PLE_TRAINING = replace(DEFAULT_TRAINING, steps=800, eval_every=200)
 
 SMOKE_SHAPE = ModelArgs(dim=32, n_layers=2, n_heads=2, n_kv_heads=1, vocab_size=512, hidden_dim=96, seq_len=96)
 SMOKE_TRAINING = TrainConfig(steps=300, batch_size=16, learning_rate=3e-3, min_lr=3e-4, warmup_steps=20,
@@ -81,6 +85,18 @@ RECIPES = {
                       single_newlines=True),
     # The 4096-token vocabulary at the default's shape (a larger embedding table).
     "v4096": Recipe(replace(DEFAULT_SHAPE, vocab_size=4096), DEFAULT_TRAINING),
+    # The per-layer-embedding ablation (docs/ple.md): the ESP32 write-up's core (dim 96, 6 layers,
+    # 4 heads, FFN 64) on the teacher's 512 pieces, the real stories (paragraphs as published)
+    # and 10 M teacher tokens of stories260K's stories, the same steps and seed; without PLE, then
+    # with per_layer_dim 32, 64 and 128.
+    **{name: Recipe(replace(PLE_CORE, per_layer_dim=p), PLE_TRAINING, tokenizer="teacher", corpus_tokens=10_000_000,
+                    single_newlines=True) for name, p in (("ple-none", 0), ("ple32", 32), ("ple64", 64), ("ple128", 128))},
+    # The ESP32 write-up's shape (docs/ple.md): Llama 2's 32000 pieces, P 128, 24.6 M parameters in
+    # the per-layer table; the ablation's data, for a stated budget of steps.
+    "esp32-ple": Recipe(ModelArgs(dim=96, n_layers=6, n_heads=4, n_kv_heads=4, vocab_size=32000, hidden_dim=64,
+                                  seq_len=256, per_layer_dim=128),
+                        replace(DEFAULT_TRAINING, steps=600, eval_every=200, eval_stories=80), tokenizer="llama32k",
+                        corpus_tokens=10_000_000, single_newlines=True),
     # A smaller model (0.3 M parameters) trained as own512.
     "small": Recipe(ModelArgs(dim=64, n_layers=5, n_heads=2, n_kv_heads=2, vocab_size=512, hidden_dim=192, seq_len=256),
                     replace(DEFAULT_TRAINING, learning_rate=3e-3, min_lr=3e-4)),
@@ -187,6 +203,24 @@ def teacher_data(a, stories: list[str], val_text: list[str], out: str):
     return tok, teacher_gguf, train_ids, val_ids
 
 
+def llama32k_data(a, stories: list[str], val_text: list[str], out: str):
+    """Llama 2's 32000 pieces (../shared/models/tokenizer.bin): (tok_bin, vocab_gguf, train_ids,
+    val_ids), the stories encoded by pocketlm through a GGUF that carries the tokenizer (the
+    esp32-ple shape with random weights, converted to Q4_0 with -z)."""
+    tok = os.path.join(data.shared_dir(), "models", "tokenizer.bin")
+    if not os.path.exists(tok):
+        raise data.DataError(f"recipe {a.recipe}: {tok}: no such file (it comes with ../shared or $POCKETLM_SHARED)")
+    f32, vocab_gguf = os.path.join(out, "vocab32k-f32.gguf"), os.path.join(out, "vocab32k.gguf")
+    _pocketlm(a.build, "synth", "esp32-ple", "--seed", "1", "-o", f32, capture=True)
+    _pocketlm(a.build, "convert", f32, "--to", "gguf", "--type", "q4_0", "-z", tok, "-o", vocab_gguf, capture=True)
+    os.unlink(f32)
+    train_ids = teacher.encode_stories(a.build, vocab_gguf, stories)
+    val_ids = teacher.encode_stories(a.build, vocab_gguf, val_text)
+    print(f"tokenizer: {tok} (32000 pieces), encoded by pocketlm: {sum(len(s) for s in train_ids) / 1e6:.2f} M "
+          "training tokens")
+    return tok, vocab_gguf, train_ids, val_ids
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description="train a pocketlm model end to end")
     ap.add_argument("recipe", choices=sorted(RECIPES))
@@ -231,6 +265,9 @@ def main(argv=None) -> int:
         if recipe.tokenizer == "teacher":
             tok_bin, teacher_gguf, train_ids, val_ids = teacher_data(a, stories, val_text, out)
             sp_model = None
+        elif recipe.tokenizer == "llama32k":  # teacher_gguf: the file whose tokenizer the export embeds
+            tok_bin, teacher_gguf, train_ids, val_ids = llama32k_data(a, stories, val_text, out)
+            sp_model = None
         else:
             tok_bin, sp_model, train_ids, val_ids = make_tokenizer(a, margs, stories, val_text, out)
     except data.DataError as e:
@@ -250,9 +287,12 @@ def main(argv=None) -> int:
     model, history = train(tcfg, margs, train_ids, val_ids, out, resume=a.resume, teacher=teacher_model)
     val_loss = history["val"][-1]["loss"]
 
+    # llama2.c files hold llama models only; a PLE model is GGUF alone.
+    llama2c = not margs.per_layer_dim
     model_bin, model_v0 = os.path.join(out, "model.bin"), os.path.join(out, "model_v0.bin")
-    export.write_v1(model, model_bin)
-    export.write_v0(model, model_v0)
+    if llama2c:
+        export.write_v1(model, model_bin)
+        export.write_v0(model, model_v0)
     gguf, gguf_q8 = os.path.join(out, "model.gguf"), os.path.join(out, "model-q8_0.gguf")
     # GGUF by the engine's names (its schema), the quantized copy by pocketlm convert.
     vocab_of = teacher.vocab(teacher_gguf) if sp_model is None else tokenizer.gguf_vocab(tokenizer.load(sp_model))
@@ -267,8 +307,9 @@ def main(argv=None) -> int:
     ok = True
     if sp_model is not None:  # the teacher's tokenizer: pocketlm's encoder made the ids
         ok = check_tokenizer.check(sp_model, gguf, "-", a.build, val_text)
-    ok = same_tokens_every_format(a.build, tok_bin, [model_v0, model_bin, gguf]) and ok
-    ok = same_bytes_as_convert(a.build, model_bin, tok_bin, gguf) and ok
+    if llama2c:
+        ok = same_tokens_every_format(a.build, tok_bin, [model_v0, model_bin, gguf]) and ok
+        ok = same_bytes_as_convert(a.build, model_bin, tok_bin, gguf) and ok
     ok = parity.check(gguf, a.build) and ok
     evals = {}
     for name, path in (("f32", gguf), ("q8_0", gguf_q8)):

@@ -18,6 +18,7 @@
 #include "output_file.h"
 #include "progress_bar.h"
 #include "tensor_rows.h"
+#include "pocketlm/format/architecture.h"
 #include "pocketlm/format/llama2c_reader.h"
 #include "pocketlm/format/model_reader.h"
 #include "ports/posix/file_storage.h"
@@ -34,6 +35,10 @@ void add_convert_command(CLI::App& app, ConvertOptions& o) {
   cmd->add_option("--to", o.to, "target format")->required()->type_name("q80|gguf");
   cmd->add_option("--type", o.type, "gguf: type of every matrix (default f32; norms stay f32)")
       ->type_name("f32|f16|q8_0|q4_0");
+  cmd->add_option("--tensor-type", o.tensor_types,
+                  "gguf: another type for one role's matrices, e.g. ple_table=q4_0 (roles as inspect lists them; "
+                  "repeatable)")
+      ->type_name("ROLE=TYPE");
   cmd->add_option("-z", o.tokenizer, "gguf: tokenizer.bin to embed (default: the input's own, if it is GGUF)")
       ->type_name("FILE");
   cmd->add_option("--group-size", o.group_size,
@@ -155,12 +160,18 @@ Status convert(const ConvertOptions& o, std::int32_t* gs_used) {
   if (o.to != "q80")
     return Status::error(StatusCode::kInvalidArgument, "--to: '%s' is not a supported target (expected q80 or gguf)",
                          o.to.c_str());
-  if (!o.type.empty() || !o.tokenizer.empty())
-    return Status::error(StatusCode::kInvalidArgument, "%s: only --to gguf takes it", o.type.empty() ? "-z" : "--type");
+  if (!o.type.empty() || !o.tokenizer.empty() || !o.tensor_types.empty())
+    return Status::error(StatusCode::kInvalidArgument, "%s: only --to gguf takes it",
+                         !o.type.empty() ? "--type" : !o.tokenizer.empty() ? "-z" : "--tensor-type");
   FileStorage in;
   POCKETLM_TRY(in.open(o.input.c_str(), "model"));
   ModelSpec spec;
   POCKETLM_TRY(read_model_spec(in, &spec));
+  // llama2.c files hold llama's tensors only: another kind's would be lost.
+  if (std::strcmp(spec.architecture, llama_architecture().name) != 0)
+    return Status::error(StatusCode::kInvalidArgument,
+                         "%s: architecture '%s' has tensors a llama2.c file cannot hold (use --to gguf)", in.name(),
+                         spec.architecture);
   POCKETLM_TRY(check_tensors_addressable(in.name(), spec, SIZE_MAX));  // 32-bit hosts: 4 GiB tensors
   if (spec.format == ModelFormat::kLlama2cV2)
     return Status::error(StatusCode::kInvalidArgument, "%s: format is %s, not fp32 (convert reads v0, v1 or GGUF)",
@@ -204,7 +215,8 @@ int run_convert(const ConvertOptions& o) {
   if (o.to == "gguf") {
     if (!o.group_size.empty()) return fail("--group-size: only --to q80 takes it (GGUF blocks are 32 values)");
     std::string summary;
-    const Status st = convert_to_gguf({o.input, o.type.empty() ? "f32" : o.type, o.tokenizer, o.output}, &summary);
+    const Status st =
+        convert_to_gguf({o.input, o.type.empty() ? "f32" : o.type, o.tokenizer, o.output, o.tensor_types}, &summary);
     if (!st.ok()) return fail(st);
     std::printf("wrote %s: %s\n", o.output.c_str(), summary.c_str());
     return kExitOk;

@@ -134,7 +134,9 @@ Status write_synth_gguf(std::uint64_t seed, const std::string& path, std::uint64
       return Status::error(StatusCode::kInvalidArgument, "esp32-ple: tensor %s does not fit 64 bits", role_name(role));
   }
   std::vector<std::string> fallbacks;
-  std::vector<OutTensor> tensors = plan_tensors(spec, gguf::kGgmlF32, &fallbacks);
+  std::uint32_t types[kTensorRoleCount];
+  for (std::uint32_t& t : types) t = gguf::kGgmlF32;
+  std::vector<OutTensor> tensors = plan_tensors(spec, types, &fallbacks);
   OutputFile out;
   POCKETLM_TRY(out.open(path, "-o"));
   FileSink sink(out);

@@ -53,6 +53,7 @@ struct ConvertOptions {
   std::string tokenizer;   // gguf: tokenizer.bin to embed
   std::string group_size;  // empty: chosen from dim and hidden_dim
   std::string output;
+  std::vector<std::string> tensor_types;  // gguf: --tensor-type ROLE=TYPE
 };
 void add_convert_command(CLI::App& app, ConvertOptions& options);
 int run_convert(const ConvertOptions& options);

@@ -173,6 +173,33 @@ class TensorCopier {
   std::vector<unsigned char> out_;
 };
 
+bool is_gguf_type(const std::string& type) { return type == "f32" || type == "f16" || type == "q8_0" || type == "q4_0"; }
+
+// --tensor-type ROLE=TYPE values into types[] (by role), each named in *summary (", ple_table
+// q4_0"). Errors: not ROLE=TYPE, a role that is not a matrix of this file, a type not written.
+Status parse_tensor_types(const std::vector<std::string>& values, const ModelSpec& spec, std::uint32_t* types,
+                          std::string* summary) {
+  for (const std::string& v : values) {
+    const std::size_t eq = v.find('=');
+    const std::string role = v.substr(0, eq), type = eq == std::string::npos ? "" : v.substr(eq + 1);
+    int found = -1;
+    for (int r = 0; r < kTensorRoleCount; ++r)
+      if (role == role_name(static_cast<K>(r)) && spec.has(static_cast<K>(r)) &&
+          role_info(static_cast<K>(r)).use != TensorUse::kNorm && role_info(static_cast<K>(r)).gguf_name)
+        found = r;
+    if (eq == std::string::npos || !is_gguf_type(type))
+      return Status::error(StatusCode::kInvalidArgument,
+                           "--tensor-type: '%s' is not ROLE=TYPE with TYPE f32, f16, q8_0 or q4_0", v.c_str());
+    if (found < 0)
+      return Status::error(StatusCode::kInvalidArgument,
+                           "--tensor-type: '%s' names no matrix of this %s model (roles as pocketlm inspect lists them)",
+                           v.c_str(), spec.architecture);
+    types[found] = ggml_of(type);
+    *summary += ", " + role + " " + type;
+  }
+  return Status();
+}
+
 std::string base_name(const std::string& path) {
   std::string b = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
   const std::size_t dot = b.find_last_of('.');
@@ -181,7 +208,7 @@ std::string base_name(const std::string& path) {
 
 }  // namespace
 
-std::vector<OutTensor> plan_tensors(const ModelSpec& spec, std::uint32_t matrix_type, std::vector<std::string>* fallbacks) {
+std::vector<OutTensor> plan_tensors(const ModelSpec& spec, const std::uint32_t* types, std::vector<std::string>* fallbacks) {
   std::vector<OutTensor> out;
   auto add = [&](K role, int layer) {
     OutTensor t;
@@ -191,8 +218,8 @@ std::vector<OutTensor> plan_tensors(const ModelSpec& spec, std::uint32_t matrix_
     t.name = name;
     t.type = kGgmlF32;
     if (t.source.rows > 1) {
-      t.type = matrix_type;
-      if ((matrix_type == kGgmlQ8_0 || matrix_type == kGgmlQ4_0) && t.source.cols % 32 != 0) {
+      t.type = types[static_cast<int>(role)];
+      if ((t.type == kGgmlQ8_0 || t.type == kGgmlQ4_0) && t.source.cols % 32 != 0) {
         t.type = kGgmlF16;
         if (layer <= 0) fallbacks->push_back(layer < 0 ? t.name : std::string("blk.N") + (role_info(role).gguf_name + 6));
       }
@@ -256,7 +283,7 @@ Status write_gguf_metadata(GgufWriter& w, const ModelSpec& spec, const std::stri
 }
 
 Status convert_to_gguf(const GgufConvertOptions& o, std::string* summary) {
-  if (o.type != "f32" && o.type != "f16" && o.type != "q8_0" && o.type != "q4_0")
+  if (!is_gguf_type(o.type))
     return Status::error(StatusCode::kInvalidArgument, "--type: '%s' is not a GGUF type pocketlm writes (f32, f16, q8_0, q4_0)",
                          o.type.c_str());
   FileStorage in;
@@ -274,7 +301,11 @@ Status convert_to_gguf(const GgufConvertOptions& o, std::string* summary) {
 
   std::vector<std::string> fallbacks;
   const std::uint32_t matrix_type = ggml_of(o.type);
-  std::vector<OutTensor> tensors = plan_tensors(spec, matrix_type, &fallbacks);
+  std::uint32_t types[kTensorRoleCount];
+  for (std::uint32_t& t : types) t = matrix_type;
+  std::string overrides;
+  POCKETLM_TRY(parse_tensor_types(o.tensor_types, spec, types, &overrides));
+  std::vector<OutTensor> tensors = plan_tensors(spec, types, &fallbacks);
 
   OutputFile out;
   POCKETLM_TRY(out.open(o.output, "-o"));
@@ -291,7 +322,8 @@ Status convert_to_gguf(const GgufConvertOptions& o, std::string* summary) {
   }
   POCKETLM_TRY(w.finish());
   POCKETLM_TRY(out.commit());
-  *summary = "GGUF v3, matrices " + o.type + (vocab.present() ? ", tokenizer embedded" : ", no tokenizer (give -z to run it)");
+  *summary = "GGUF v3, matrices " + o.type + overrides +
+             (vocab.present() ? ", tokenizer embedded" : ", no tokenizer (give -z to run it)");
   if (!fallbacks.empty()) {
     *summary += "; F16 for ";
     for (std::size_t i = 0; i < fallbacks.size(); ++i) *summary += (i ? ", " : "") + fallbacks[i];
