@@ -532,5 +532,71 @@ TEST(PleEsp32, TheTableStaysInFlashAndATokenReadsOneRow) {
   }
 }
 
+TEST(PleEsp32, StreamedWeightsGiveTheResidentTokens) {
+  POCKETLM_REQUIRE_FILES("models/tokenizer.bin");
+  FileStorage file, tokenizer;
+  ASSERT_TRUE(file.open(esp32_q4_0().c_str(), "model").ok());
+  ASSERT_TRUE(tokenizer.open(test::model_path("tokenizer.bin").c_str(), "tokenizer").ok());
+  std::vector<int> resident;
+  // No budget; 2.5 MB: every matrix streamed (ple_proj first, the gates and outputs after each
+  // layer's FFN), the tables read row by row.
+  for (std::uint64_t budget : {std::uint64_t{0}, std::uint64_t{2500000}}) {
+    SCOPED_TRACE(budget);
+    SessionOptions options;
+    options.seq_len = 64;
+    options.budget_bytes = budget;
+    options.prefill_batch = 1;  // every pass reads the per-token bytes (a block would read them once)
+    Session session;
+    const Status st = session.open(file, tokenizer, options);
+    ASSERT_TRUE(st.ok()) << st.message();
+    const std::int32_t prompt[] = {1, 9038, 2501, 263, 931};
+    Generated g;
+    GenerateStats stats;
+    SamplerParams greedy;
+    greedy.temperature = 0.0f;
+    ASSERT_TRUE(session.generate(prompt, 5, 40, greedy, record, &g, &stats).ok());
+    if (budget == 0) {
+      resident = g.tokens;
+      continue;
+    }
+    EXPECT_EQ(g.tokens, resident);
+    const ModelSpec& spec = session.spec();
+    const WeightPlacement& placement = session.placement();
+    EXPECT_EQ(placement.residency(spec.tensor(TensorRole::kPleProj, -1)), Residency::kStreamed);
+    EXPECT_EQ(placement.residency(spec.tensor(TensorRole::kPleGate, 5)), Residency::kStreamed);
+    EXPECT_EQ(placement.residency(spec.tensor(TensorRole::kPleTable, -1)), Residency::kRowFetched);
+    EXPECT_EQ(stats.storage_bytes, static_cast<std::uint64_t>(stats.prefill_passes + stats.decode_passes) *
+                                       session.plan().storage_bytes_per_token());
+  }
+}
+
+TEST(PleEsp32, EveryBackendAndThreadCountGivesReferencesTokens) {
+  POCKETLM_REQUIRE_FILES("models/tokenizer.bin");
+  FileStorage file, tokenizer;
+  ASSERT_TRUE(file.open(esp32_q4_0().c_str(), "model").ok());
+  ASSERT_TRUE(tokenizer.open(test::model_path("tokenizer.bin").c_str(), "tokenizer").ok());
+  std::vector<int> want;
+  for (const std::string& name : test::available_kernel_names()) {
+    for (int threads : {1, 2}) {
+      SCOPED_TRACE(name + ", " + std::to_string(threads) + " threads");
+      std::unique_ptr<ThreadPool> pool;
+      if (threads > 1) pool = std::make_unique<ThreadPool>(threads);
+      SessionOptions options;
+      options.kernels = find_kernels(name.c_str());
+      options.parallel = pool.get();
+      Session session;
+      ASSERT_TRUE(session.open(file, tokenizer, options).ok());
+      const std::int32_t prompt[] = {1, 9038, 2501, 263, 931};  // BOS "Once upon a time"
+      Generated g;
+      SamplerParams greedy;
+      greedy.temperature = 0.0f;
+      ASSERT_TRUE(session.generate(prompt, 5, 40, greedy, record, &g, nullptr).ok());
+      if (want.empty()) want = g.tokens;  // the first backend is reference
+      EXPECT_EQ(g.tokens, want);
+    }
+  }
+  EXPECT_EQ(want.size(), 40u);
+}
+
 }  // namespace
 }  // namespace pocketlm

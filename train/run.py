@@ -95,7 +95,7 @@ RECIPES = {
     # the per-layer table; the ablation's data, for a stated budget of steps.
     "esp32-ple": Recipe(ModelArgs(dim=96, n_layers=6, n_heads=4, n_kv_heads=4, vocab_size=32000, hidden_dim=64,
                                   seq_len=256, per_layer_dim=128),
-                        replace(DEFAULT_TRAINING, steps=600, eval_every=200, eval_stories=80), tokenizer="llama32k",
+                        replace(DEFAULT_TRAINING, steps=400, eval_every=200, eval_stories=80), tokenizer="llama32k",
                         corpus_tokens=10_000_000, single_newlines=True),
     # A smaller model (0.3 M parameters) trained as own512.
     "small": Recipe(ModelArgs(dim=64, n_layers=5, n_heads=2, n_kv_heads=2, vocab_size=512, hidden_dim=192, seq_len=256),
