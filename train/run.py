@@ -97,6 +97,10 @@ RECIPES = {
                                   seq_len=256, per_layer_dim=128),
                         replace(DEFAULT_TRAINING, steps=400, eval_every=200, eval_stories=80), tokenizer="llama32k",
                         corpus_tokens=10_000_000, single_newlines=True),
+    # Our own 4,096 pieces with per-layer embeddings (docs/ple.md): the default's core, P 64, the
+    # real stories and 10 M teacher tokens of stories260K's stories.
+    "v4096-ple": Recipe(replace(DEFAULT_SHAPE, vocab_size=4096, per_layer_dim=64), DEFAULT_TRAINING,
+                        corpus_tokens=10_000_000, single_newlines=True),
     # A smaller model (0.3 M parameters) trained as own512.
     "small": Recipe(ModelArgs(dim=64, n_layers=5, n_heads=2, n_kv_heads=2, vocab_size=512, hidden_dim=192, seq_len=256),
                     replace(DEFAULT_TRAINING, learning_rate=3e-3, min_lr=3e-4)),

@@ -22,6 +22,7 @@
 #include <immintrin.h>
 
 #include <bit>
+#include <cfenv>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -358,9 +359,19 @@ bool exp_kernel_matches(ExpFn kernel, float (*scalar)(float)) {
 
 ExpFn select_exp() {
   static const ExpFn chosen = [] {
+    // The probe overflows and underflows on purpose (expf of any float): with the caller's traps
+    // masked and its flags as they were afterwards, so that a process running with FP traps on
+    // (tests/fp_trap_test.cpp, a PSP-like guard) is not stopped by a one-time CPU check.
+    std::fenv_t caller;
+    std::feholdexcept(&caller);
     const bool fma = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    if (fma && __builtin_cpu_supports("avx512f") && exp_kernel_matches(exp_avx512, std_exp)) return exp_avx512;
-    return fma && exp_kernel_matches(exp_fma, std_exp) ? exp_fma : reference::exp;
+    ExpFn pick = reference::exp;
+    if (fma && __builtin_cpu_supports("avx512f") && exp_kernel_matches(exp_avx512, std_exp))
+      pick = exp_avx512;
+    else if (fma && exp_kernel_matches(exp_fma, std_exp))
+      pick = exp_fma;
+    std::fesetenv(&caller);
+    return pick;
   }();
   return chosen;
 }
