@@ -2,7 +2,10 @@
 // (images.S links them in, as flash would hold them), the session arena is a static buffer,
 // and text goes out through newlib's semihosting stdout. `make test-bare-metal` runs it under
 // QEMU's mps2-an386 and compares the tokens with llama2.c's golden run; it also reports the
-// deepest stack the engine used (the ESP-IDF main task has 3.5 KiB).
+// deepest stack the engine used (the ESP-IDF main task has 3.5 KiB), and the FPU's sticky
+// exception flags: invalid, divide-by-zero or overflow raised anywhere in a case fails it, as
+// that operation would stop a PSP, whose FPU traps on them (tests/fp_trap_test.cpp is the hosts'
+// side of the same guard).
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -39,9 +42,26 @@ std::size_t image_bytes(const unsigned char* begin, const unsigned char* end) {
   return static_cast<std::size_t>(end - begin);
 }
 
+// FPSCR's cumulative exception bits: IOC (invalid) 0, DZC (divide-by-zero) 1, OFC (overflow) 2,
+// UFC (underflow) 3, IXC (inexact) 4, IDC (input denormal) 7.
+constexpr std::uint32_t kFpFlags = 0x9F;
+constexpr std::uint32_t kFpTrapping = 0x7;  // what a PSP's FCR31 0x0E00 traps on
+
+std::uint32_t fpscr() {
+  std::uint32_t v = 0;
+  __asm__ volatile("vmrs %0, fpscr" : "=r"(v));
+  return v;
+}
+
+void clear_fp_flags() {
+  const std::uint32_t v = fpscr() & ~kFpFlags;
+  __asm__ volatile("vmsr fpscr, %0" : : "r"(v));
+}
+
 }  // namespace
 
 int main() {
+  clear_fp_flags();
   pocketlm::MemoryStorage model(pocketlm_model_image,
                                 image_bytes(pocketlm_model_image, pocketlm_model_image_end), "flash:model");
   pocketlm::MemoryStorage tokenizer(pocketlm_tokenizer_image,
@@ -80,5 +100,12 @@ int main() {
     return 1;
   }
   std::printf("stack high water: %lu bytes\n", static_cast<unsigned long>(pocketlm::stack_high_water()));
+  const std::uint32_t raised = fpscr() & kFpTrapping;
+  if (raised) {
+    std::printf("error: FP exception flags 0x%lx raised (1 invalid, 2 divide-by-zero, 4 overflow): a PSP would trap\n",
+                static_cast<unsigned long>(raised));
+    return 1;
+  }
+  std::printf("fp flags: no invalid, divide-by-zero or overflow\n");
   return 0;
 }
