@@ -147,7 +147,8 @@ test-valgrind:
 # Bare metal: the engine library and two firmware images for a Cortex-M4F (Arm's MPS2-AN386
 # board), built with arm-none-eabi-g++ and newlib-nano; every engine stack frame is bounded
 # at build time (-Wstack-usage). test-bare-metal runs them on QEMU and checks llama2.c's golden
-# tokens and the stack high-water mark (scripts/run-firmware-golden). Needs the packages
+# tokens, the stack high-water mark and the FPU's sticky flags (scripts/run-firmware-golden), and
+# that no double arithmetic is reachable from a token's work (scripts/check-soft-double). Needs the packages
 # gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib (and, to run,
 # qemu-system-arm).
 BARE_METAL_BUILD ?= build-cortex-m
@@ -157,6 +158,9 @@ check-bare-metal:
 	cmake --build $(BARE_METAL_BUILD) -j$(JOBS)
 test-bare-metal: check-bare-metal
 	scripts/run-firmware-golden $(BARE_METAL_BUILD)
+	scripts/check-soft-double --self-test
+	for elf in $(BARE_METAL_BUILD)/src/ports/cortex_m/firmware_*; do \
+	  case $$elf in *.*) ;; *) scripts/check-soft-double $$elf || exit 1;; esac; done
 
 # Decode and prefill tok/s of `pocketlm run` (greedy) per model in models/ and per backend this
 # machine has (bench/run-bench.sh); bench/matrix.sh adds threads and ratios to reference.
