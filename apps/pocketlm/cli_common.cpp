@@ -129,7 +129,8 @@ Status parse_backend_flags(const std::string& kernels, const std::string& thread
   long long n = 0;
   POCKETLM_TRY(parse_int("--threads", threads, 1, 256, &n));
   // The host lends the session its threads, clock and a read thread (the engine has none).
-  options->clock = monotonic_seconds;
+  options->clock = monotonic_ticks;
+  options->clock_ticks_per_second = kMonotonicTicksPerSecond;
   if (resources && n > 1) {
     resources->pool = std::make_unique<ThreadPool>(static_cast<int>(n));
     options->parallel = resources->pool.get();

@@ -13,7 +13,6 @@
 #include "runc_flags.h"
 #include "story_split.h"
 #include "pocketlm/base/byte_size.h"
-#include "ports/posix/clock.h"
 #include "ports/posix/file_storage.h"
 #include "ports/posix/thread_pool.h"
 #include "pocketlm/runtime/session.h"

@@ -122,9 +122,9 @@ Status Session::run_chat_turn(const std::int32_t* message, int n, int max_reply,
                          "turn: the message is %d tokens but at most %d fit in the context (seq_len %d, %d kept from "
                          "the first turn); not sent",
                          n, capacity, seq, chat_pinned_);
-  auto now = [this] { return clock_ ? clock_() : 0.0; };
+  auto now = [this] { return clock_ ? clock_() : std::uint64_t{0}; };
   ChatTurnStats s;
-  const double start = now();
+  const std::uint64_t start = now();
   const int n_in = n + (chat_pending_ >= 0 ? 1 : 0);
   POCKETLM_TRY(make_room(plan_room(n_in, reply_reserve(max_reply, seq)), &s));
 
@@ -143,8 +143,8 @@ Status Session::run_chat_turn(const std::int32_t* message, int n, int max_reply,
   POCKETLM_TRY(model_->status());
   s.forward_passes += n_in;
   chat_pos_ = begin + n_in;
-  double t = now();
-  s.prefill_seconds = t - start;
+  const std::uint64_t t = now();
+  s.prefill_seconds = seconds(t - start);
 
   // The reply.
   const int bos = spec().config.bos_id, eos = spec().config.eos_id;
@@ -176,7 +176,7 @@ Status Session::run_chat_turn(const std::int32_t* message, int n, int max_reply,
     prev = next;
   }
   model_->settle();
-  s.decode_seconds = now() - t;
+  s.decode_seconds = seconds(now() - t);
   s.position = chat_pos_;
   if (stats) *stats = s;
   return Status();

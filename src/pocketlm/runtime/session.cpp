@@ -286,6 +286,7 @@ Status Session::open(Storage& model, Storage* tokenizer, const SessionOptions& o
   parallel_ = options.parallel;
   model_->set_parallel(parallel_);
   clock_ = options.clock;
+  clock_ticks_per_second_ = options.clock_ticks_per_second ? options.clock_ticks_per_second : 1;
   ready_ = true;
   return Status();
 }
@@ -334,13 +335,15 @@ Status Session::generate(const std::int32_t* prompt, int n_prompt, int steps, co
   chat_begun_ = false;  // the kv cache is overwritten
 
   const int bos = spec().config.bos_id;
-  auto now = [this] { return clock_ ? clock_() : 0.0; };
+  auto now = [this] { return clock_ ? clock_() : std::uint64_t{0}; };
   GenerateStats s;
+  // Integer ticks per phase; seconds at the end.
+  std::uint64_t prefill_ticks = 0, decode_ticks = 0, first_token_ticks = 0;
   s.prompt_tokens = n_prompt;
   const std::uint64_t reads_before = model_reads_.reads(), bytes_before = model_reads_.bytes();
   const std::uint64_t seeks_before = model_reads_.seeks();
-  const double start = now();
-  double last = start, first_pass_end = start;
+  const std::uint64_t start = now();
+  std::uint64_t last = start, first_pass_end = start;
   int first_passes = 0;  // positions the first forward call ran (a block of prompt tokens, or 1)
   int pos = 0;
   bool stopped = false;
@@ -357,8 +360,8 @@ Status Session::generate(const std::int32_t* prompt, int n_prompt, int steps, co
       model_->settle();
       return read;
     }
-    const double t = now();
-    s.prefill_seconds += t - last;
+    const std::uint64_t t = now();
+    prefill_ticks += t - last;
     s.prefill_storage_bytes += model_reads_.bytes() - bytes;
     s.prefill_storage_seeks += model_reads_.seeks() - seeks;
     last = t;
@@ -392,16 +395,16 @@ Status Session::generate(const std::int32_t* prompt, int n_prompt, int steps, co
                            pos);
     const bool forced = pos < n_prompt - 1;
     const std::int32_t next = forced ? prompt[pos + 1] : sampler_.sample(logits);
-    const double t = now();
+    const std::uint64_t t = now();
     if (forced) {
       ++s.prefill_passes;
-      s.prefill_seconds += t - last;
+      prefill_ticks += t - last;
       s.prefill_storage_bytes += model_reads_.bytes() - bytes;
       s.prefill_storage_seeks += model_reads_.seeks() - seeks;
     } else {
-      if (s.decode_passes == 0) s.first_token_seconds = t - start;
+      if (s.decode_passes == 0) first_token_ticks = t - start;
       ++s.decode_passes;
-      s.decode_seconds += t - last;
+      decode_ticks += t - last;
     }
     last = t;
     if (first_passes == 0) {
@@ -417,7 +420,10 @@ Status Session::generate(const std::int32_t* prompt, int n_prompt, int steps, co
   s.storage_reads = model_reads_.reads() - reads_before;
   s.storage_seeks = model_reads_.seeks() - seeks_before;
   s.storage_bytes = model_reads_.bytes() - bytes_before;
-  const double elapsed = last - first_pass_end;
+  s.prefill_seconds = seconds(prefill_ticks);
+  s.decode_seconds = seconds(decode_ticks);
+  s.first_token_seconds = seconds(first_token_ticks);
+  const double elapsed = seconds(last - first_pass_end);
   // run.c's figure, counting the positions after the first forward call.
   s.achieved_tok_per_s = pos > first_passes && elapsed > 0 ? (pos - first_passes) / elapsed : 0.0;
   if (stats) *stats = s;

@@ -45,7 +45,12 @@ struct SessionOptions {
                                            // default_kernels()
   Parallel* parallel = nullptr;            // workers for matmul rows and attention heads (not
                                            // owned; nullptr = the calling thread)
-  double (*clock)() = nullptr;             // monotonic seconds for GenerateStats; nullptr = no timing
+  // A monotonic clock in integer ticks, clock_ticks_per_second of them a second, for the
+  // timings of GenerateStats; nullptr = no timing. Ticks, not seconds: a token's timestamps
+  // stay integer arithmetic (a single-precision FPU does doubles in software), and the sums
+  // become seconds once per call.
+  std::uint64_t (*clock)() = nullptr;
+  std::uint64_t clock_ticks_per_second = 1;
   const DeviceProfile* device = nullptr;   // memory tiers (runtime/device_profile.h); nullptr =
                                            // one RAM tier of budget_bytes and the model file
   ReadQueue* read_queue = nullptr;         // how weights kept in storage are read per token
@@ -276,7 +281,12 @@ class Session {
   Sampler sampler_;
   const Kernels* kernels_ = nullptr;
   Parallel* parallel_ = nullptr;
-  double (*clock_)() = nullptr;
+  std::uint64_t (*clock_)() = nullptr;
+  std::uint64_t clock_ticks_per_second_ = 1;
+  // Seconds of `ticks` of clock_ (timing code: once per call, not per token).
+  double seconds(std::uint64_t ticks) const {
+    return static_cast<double>(ticks) / static_cast<double>(clock_ticks_per_second_);
+  }
   // Chat (SessionOptions::chat): the ids in the kv cache by position, the start position of
   // each turn held, and the sampled token not yet fed.
   std::int32_t* chat_tokens_ = nullptr;

@@ -4,9 +4,10 @@
 
 namespace pocketlm {
 
-double monotonic_seconds() {
+std::uint64_t monotonic_ticks() {
   using Clock = std::chrono::steady_clock;
-  return std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count());
 }
 
 }  // namespace pocketlm
