@@ -52,8 +52,9 @@ class _Reader:
         raise ValueError(f"{self.path}: GGUF value type {t} unknown")
 
 
-def read_gguf(path: str) -> tuple[dict, dict]:
-    """(metadata {key: value}, tensors {name: float32 numpy array shaped [rows, cols]})."""
+def read_gguf(path: str, with_tensors: bool = True) -> tuple[dict, dict]:
+    """(metadata {key: value}, tensors {name: float32 numpy array shaped [rows, cols]}); with
+    with_tensors=False the metadata alone (the tensors may then be of any type)."""
     with open(path, "rb") as f:
         data = f.read()
     r = _Reader(data, path)
@@ -72,6 +73,8 @@ def read_gguf(path: str) -> tuple[dict, dict]:
         name = r.string()
         dims = [r.take("<Q") for _ in range(r.take("<I"))]
         infos.append((name, dims, r.take("<I"), r.take("<Q")))
+    if not with_tensors:
+        return meta, {}
     align = meta.get("general.alignment", 32)
     base = (r.pos + align - 1) // align * align
     tensors = {}

@@ -36,7 +36,8 @@ def load(path: str, schema: Schema):
 
 
 def vocab(path: str) -> gguf.Vocab:
-    meta, _ = gguf.read_gguf(path)
+    """The tokenizer a GGUF file carries (its tensors unread: any type)."""
+    meta, _ = gguf.read_gguf(path, with_tensors=False)
     return gguf.Vocab.from_gguf(meta)
 
 
