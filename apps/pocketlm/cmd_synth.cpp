@@ -70,15 +70,16 @@ std::uint64_t value_count(const ModelSpec& spec, K kind) {
   return rows * cols * (is_per_layer(kind) ? static_cast<std::uint64_t>(spec.config.n_layers) : 1);
 }
 
-// Writes every value of `kind` (all layers) in row-major order, `buffer` at a time.
-Status write_tensor(const ModelSpec& spec, K kind, SplitMix64& rng, std::vector<float>& buffer, OutputFile& out,
-                    ProgressBar& bar) {
-  std::uint64_t rows = 0, fan_in = 0;
-  role_shape(spec.config, kind, &rows, &fan_in);
+// Draws `count` values of a tensor of role `kind` with `fan_in` columns, in row-major order,
+// `buffer` at a time, each chunk handed to write(data, bytes): norms 1 + u / 8, matrices
+// u / sqrt(fan_in), u uniform in [-1, 1) from `rng`; llama2.c v0's freq_cis zeros.
+template <typename Write>
+Status write_values(K kind, std::uint64_t count, std::uint64_t fan_in, SplitMix64& rng, std::vector<float>& buffer,
+                    ProgressBar& bar, Write write) {
   const bool zeros = kind == K::kFreqCisReal || kind == K::kFreqCisImag;  // unused: RoPE is computed
   const bool norm = role_info(kind).use == TensorUse::kNorm;
   const float scale = 1.0f / std::sqrt(static_cast<float>(fan_in));
-  for (std::uint64_t left = value_count(spec, kind); left > 0;) {
+  for (std::uint64_t left = count; left > 0;) {
     const std::size_t n = left < buffer.size() ? static_cast<std::size_t>(left) : buffer.size();
     for (std::size_t i = 0; i < n; ++i) {
       if (zeros) {
@@ -88,11 +89,20 @@ Status write_tensor(const ModelSpec& spec, K kind, SplitMix64& rng, std::vector<
         buffer[i] = norm ? 1.0f + f * 0.125f : f * scale;  // f * 0.125f is exact: no FMA can differ
       }
     }
-    POCKETLM_TRY(out.write(buffer.data(), n * sizeof(float)));
+    POCKETLM_TRY(write(buffer.data(), n * sizeof(float)));
     bar.advance(n * sizeof(float));
     left -= n;
   }
   return Status();
+}
+
+// Writes every value of `kind` (all layers) of a v0 checkpoint.
+Status write_tensor(const ModelSpec& spec, K kind, SplitMix64& rng, std::vector<float>& buffer, OutputFile& out,
+                    ProgressBar& bar) {
+  std::uint64_t rows = 0, fan_in = 0;
+  role_shape(spec.config, kind, &rows, &fan_in);
+  return write_values(kind, value_count(spec, kind), fan_in, rng, buffer, bar,
+                      [&out](const void* data, std::size_t bytes) { return out.write(data, bytes); });
 }
 
 // Writes the checkpoint; *total_bytes gets its size. The bar ends its line on return.
@@ -117,9 +127,8 @@ Status write_synth(const Shape& shape, std::uint64_t seed, const std::string& pa
   return Status();
 }
 
-// The esp32-ple file: F32 GGUF in convert's tensor order, each tensor's values drawn in
-// row-major order by write_tensor's rule (norms 1 + u / 8, matrices u / sqrt(columns), u
-// uniform in [-1, 1)), one generator for the whole file.
+// The esp32-ple file: F32 GGUF in convert's tensor order, each tensor's values drawn by
+// write_values's rule, one generator for the whole file.
 Status write_synth_gguf(std::uint64_t seed, const std::string& path, std::uint64_t* total_bytes) {
   ModelSpec spec;
   spec.architecture = ple_architecture().name;
@@ -149,18 +158,8 @@ Status write_synth_gguf(std::uint64_t seed, const std::string& path, std::uint64
   std::vector<float> buffer(64 * 1024);
   for (const OutTensor& t : tensors) {
     POCKETLM_TRY(w.begin_tensor(t.bytes));
-    const bool norm = role_info(t.source.role).use == TensorUse::kNorm;
-    const float scale = 1.0f / std::sqrt(static_cast<float>(t.source.cols));
-    for (std::uint64_t left = t.source.numel(); left > 0;) {
-      const std::size_t n = left < buffer.size() ? static_cast<std::size_t>(left) : buffer.size();
-      for (std::size_t i = 0; i < n; ++i) {
-        const float f = rng.next_signed_unit();
-        buffer[i] = norm ? 1.0f + f * 0.125f : f * scale;
-      }
-      POCKETLM_TRY(w.tensor_data(buffer.data(), n * sizeof(float)));
-      bar.advance(n * sizeof(float));
-      left -= n;
-    }
+    POCKETLM_TRY(write_values(t.source.role, t.source.numel(), t.source.cols, rng, buffer, bar,
+                              [&w](const void* data, std::size_t bytes) { return w.tensor_data(data, bytes); }));
   }
   POCKETLM_TRY(w.finish());
   *total_bytes = w.bytes_written();

@@ -24,6 +24,9 @@ Status PleModel::carve(const ModelSpec& spec, int seq_len, const Kernels& kernel
     return Status::error(StatusCode::kBadFormat, "model of architecture '%s': per_layer_dim is %d, must be positive",
                          spec.architecture, spec.config.per_layer_dim);
   POCKETLM_TRY(Decoder::carve(spec, seq_len, kernels, placement, kv, arena));
+  inv_sqrt_dim_ = 1.0f / std::sqrt(static_cast<float>(spec.config.dim));
+  sqrt_p_ = std::sqrt(static_cast<float>(spec.config.per_layer_dim));
+  inv_sqrt2_ = 1.0f / std::sqrt(2.0f);
   return one_.carve(spec.config, 1, region::kActivations, arena);
 }
 
@@ -44,18 +47,15 @@ void PleModel::combine_inputs(const TokenRows& r, Inputs& in) {
   const int p = c.per_layer_dim;
   const std::size_t sp = static_cast<std::size_t>(p);
   const std::size_t all = static_cast<std::size_t>(c.n_layers) * sp;
-  const float inv_sqrt_dim = 1.0f / std::sqrt(static_cast<float>(c.dim));
-  const float sqrt_p = std::sqrt(static_cast<float>(p));
-  const float inv_sqrt2 = 1.0f / std::sqrt(2.0f);
   ops_.matmul(in.proj, all, weights_.global(TensorRole::kPleProj), r.x, static_cast<std::size_t>(c.dim), c.dim,
               r.count);
   const float* norm = weights_.global(TensorRole::kPleProjNorm).f32();
   for (std::size_t row = 0; row < static_cast<std::size_t>(r.count) * all; row += sp) {
     float* q = in.proj + row;
     float* ple = in.ple + row;
-    for (std::size_t i = 0; i < sp; ++i) q[i] *= inv_sqrt_dim;
+    for (std::size_t i = 0; i < sp; ++i) q[i] *= inv_sqrt_dim_;
     ops_.rmsnorm(q, q, norm, p);
-    for (std::size_t i = 0; i < sp; ++i) ple[i] = (q[i] + ple[i] * sqrt_p) * inv_sqrt2;
+    for (std::size_t i = 0; i < sp; ++i) ple[i] = (q[i] + ple[i] * sqrt_p_) * inv_sqrt2_;
   }
 }
 

@@ -48,6 +48,8 @@ class PleModel final : public Decoder {
 
   Inputs one_;
   Inputs batch_inputs_;
+  // The constants of steps 2-4 (1 / sqrt(D), sqrt(P), 1 / sqrt(2)), computed once at carve().
+  float inv_sqrt_dim_ = 0.0f, sqrt_p_ = 0.0f, inv_sqrt2_ = 0.0f;
 };
 
 }  // namespace pocketlm
