@@ -105,12 +105,10 @@ INSTANTIATE_TEST_SUITE_P(Golden, FpTrapGolden, ::testing::ValuesIn(trap_cases())
 TEST(FpTrap, ThePleModelRunsToTheEnd) {
   if (!can_trap()) GTEST_SKIP() << "this FPU does not trap (feenableexcept returns -1)";
   POCKETLM_REQUIRE_FILES("models/tokenizer.bin");
-  const std::string dir = test::temp_dir(), f32 = dir + "/esp32-ple.gguf", q4 = dir + "/esp32-ple-q4_0.gguf";
-  ASSERT_EQ(test::run_pocketlm({"synth", "esp32-ple", "--seed", "42", "-o", f32}).exit_code, 0);
-  ASSERT_EQ(test::run_pocketlm({"convert", f32, "--to", "gguf", "--type", "q4_0", "-o", q4}).exit_code, 0);
-  FileStorage model, tokenizer;
-  ASSERT_TRUE(model.open(q4.c_str(), "model").ok());
-  ASSERT_TRUE(tokenizer.open(test::model_path("tokenizer.bin").c_str(), "tokenizer").ok());
+  test::Esp32PleFiles files;
+  ASSERT_FALSE(HasFailure());
+  FileStorage& model = files.model;
+  FileStorage& tokenizer = files.tokenizer;
   const std::int32_t prompt[] = {1, 9038, 2501, 263, 931};  // BOS "Once upon a time"
   for (float temperature : {0.0f, 1.0f}) {
     SCOPED_TRACE(temperature);

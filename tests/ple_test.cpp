@@ -438,21 +438,6 @@ TEST(PleFile, ConvertKeepsTheKindAndTakesATypePerRole) {
 
 // ---- The ESP32 shape with its table in flash ------------------------------------------------
 
-// `pocketlm synth esp32-ple --seed 42`, converted to Q4_0, once per test process.
-const std::string& esp32_q4_0() {
-  static const std::string path = [] {
-    const std::string dir = test::temp_dir();
-    const std::string f32 = dir + "/esp32-ple.gguf", q4 = dir + "/esp32-ple-q4_0.gguf";
-    const test::CommandResult s = test::run_pocketlm({"synth", "esp32-ple", "--seed", "42", "-o", f32});
-    EXPECT_EQ(s.exit_code, 0) << s.err;
-    EXPECT_EQ(test::sha256_of(f32), test::kSynthEsp32PleSha256);
-    const test::CommandResult c = test::run_pocketlm({"convert", f32, "--to", "gguf", "--type", "q4_0", "-o", q4});
-    EXPECT_EQ(c.exit_code, 0) << c.err;
-    return q4;
-  }();
-  return path;
-}
-
 // A Storage that records where each read starts.
 class RecordingStorage final : public Storage {
  public:
@@ -480,9 +465,10 @@ bool record(std::int32_t prev, std::int32_t /*next*/, void* ctx) {
 
 TEST(PleEsp32, TheTableStaysInFlashAndATokenReadsOneRow) {
   POCKETLM_REQUIRE_FILES("models/tokenizer.bin");
-  FileStorage file, tokenizer;
-  ASSERT_TRUE(file.open(esp32_q4_0().c_str(), "model").ok());
-  ASSERT_TRUE(tokenizer.open(test::model_path("tokenizer.bin").c_str(), "tokenizer").ok());
+  test::Esp32PleFiles files;
+  ASSERT_FALSE(HasFailure());
+  FileStorage& file = files.model;
+  FileStorage& tokenizer = files.tokenizer;
   ModelSpec spec;
   ASSERT_TRUE(read_model_spec(file, &spec).ok());
   const TensorInfo table = spec.tensor(TensorRole::kPleTable, -1);
@@ -534,9 +520,10 @@ TEST(PleEsp32, TheTableStaysInFlashAndATokenReadsOneRow) {
 
 TEST(PleEsp32, StreamedWeightsGiveTheResidentTokens) {
   POCKETLM_REQUIRE_FILES("models/tokenizer.bin");
-  FileStorage file, tokenizer;
-  ASSERT_TRUE(file.open(esp32_q4_0().c_str(), "model").ok());
-  ASSERT_TRUE(tokenizer.open(test::model_path("tokenizer.bin").c_str(), "tokenizer").ok());
+  test::Esp32PleFiles files;
+  ASSERT_FALSE(HasFailure());
+  FileStorage& file = files.model;
+  FileStorage& tokenizer = files.tokenizer;
   std::vector<int> resident;
   // No budget; 2.5 MB: every matrix streamed (ple_proj first, the gates and outputs after each
   // layer's FFN), the tables read row by row.
@@ -572,9 +559,10 @@ TEST(PleEsp32, StreamedWeightsGiveTheResidentTokens) {
 
 TEST(PleEsp32, EveryBackendAndThreadCountGivesReferencesTokens) {
   POCKETLM_REQUIRE_FILES("models/tokenizer.bin");
-  FileStorage file, tokenizer;
-  ASSERT_TRUE(file.open(esp32_q4_0().c_str(), "model").ok());
-  ASSERT_TRUE(tokenizer.open(test::model_path("tokenizer.bin").c_str(), "tokenizer").ok());
+  test::Esp32PleFiles files;
+  ASSERT_FALSE(HasFailure());
+  FileStorage& file = files.model;
+  FileStorage& tokenizer = files.tokenizer;
   std::vector<int> want;
   for (const std::string& name : test::available_kernel_names()) {
     for (int threads : {1, 2}) {
