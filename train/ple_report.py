@@ -20,7 +20,7 @@ import tempfile
 
 from .data import shared_dir
 from .evaluate import pocketlm_eval
-from .report import bpb_bars
+from .report import bpb_bars, save_figure
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RECIPES = ["ple-none", "ple32", "ple64", "ple128"]
@@ -105,9 +105,7 @@ def plot(rows, path: str) -> None:
     bx.set_xticklabels([r["label"] for r in rows], rotation=15, ha="right", fontsize=8)
     bx.set_ylabel("decode tok/s (1 thread, this machine)")
     bx.set_title("Speed")
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 if __name__ == "__main__":

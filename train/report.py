@@ -90,6 +90,13 @@ def bpb_bars(ax, labels: list, valid: list, heldout: list, baseline: float, base
     ax.legend(fontsize=8)
 
 
+def save_figure(fig, path: str) -> None:
+    import matplotlib.pyplot as plt
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
 def plot(rows, path: str) -> None:
     import matplotlib
     matplotlib.use("Agg")
@@ -99,9 +106,7 @@ def plot(rows, path: str) -> None:
              "stories260K on the valid sample")
     ax.set_ylim(min(min(r[4], r[5]) for r in rows) * 0.9, max(max(r[4], r[5]) for r in rows) * 1.03)
     ax.set_title("Distillation from stories260K: what each step buys")
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 #include "pocketlm/runtime/session_plan.h"
 
 #include <cstring>
+#include <initializer_list>
 
 #include "pocketlm/base/format.h"
 #include "pocketlm/model/blocks.h"
@@ -92,6 +93,23 @@ Status describe_layer_region(const ModelSpec& spec, const WeightPlacement& place
   return plan->add_stored(name, r.stored_bytes, note);
 }
 
+// The spec's norm roles by the role table: "rms_att, rms_ffn per layer + rms_final, f32".
+const char* norm_names(const ModelSpec& spec, char* out, std::size_t cap) {
+  std::size_t used = 0;
+  for (bool per_layer : {true, false}) {
+    if (!per_layer) used += format_to(out + used, cap - used, " per layer +");
+    bool first = true;
+    for (int i = 0; i < kTensorRoleCount; ++i) {
+      const auto role = static_cast<TensorRole>(i);
+      if (!spec.has(role) || role_info(role).use != TensorUse::kNorm || role_info(role).per_layer != per_layer) continue;
+      used += format_to(out + used, cap - used, "%s%s", first ? (per_layer ? "" : " ") : ", ", role_name(role));
+      first = false;
+    }
+  }
+  format_to(out + used, cap - used, ", f32");
+  return out;
+}
+
 }  // namespace
 
 Status describe_session_regions(const ModelSpec& spec, const WeightPlacement& placement, int seq_len, KvType kv,
@@ -131,10 +149,7 @@ Status describe_session_regions(const ModelSpec& spec, const WeightPlacement& pl
     for (int j = 0; j < i; ++j) seen = seen || std::strcmp(role_info(order[j]).region, region) == 0;
     if (!seen) POCKETLM_TRY(describe_layer_region(spec, placement, region, plan));
   }
-  POCKETLM_TRY(plan->add(region::kNorms, 0,
-                         c.per_layer_dim ? "rms_att, rms_ffn, ple_post_norm per layer + ple_proj_norm, rms_final, f32"
-                                         : "rms_att, rms_ffn per layer + rms_final, f32",
-                         Heat::kOncePerToken));
+  POCKETLM_TRY(plan->add(region::kNorms, 0, norm_names(spec, note, sizeof note), Heat::kOncePerToken));
   if (!spec.shared_classifier && placement.in_storage(spec.tensor(TensorRole::kWcls, -1))) {
     const TensorInfo wcls = spec.tensor(TensorRole::kWcls, -1);
     POCKETLM_TRY(plan->add_stored(region::kClassifier, wcls.bytes(), "wcls [vocab_size, dim], read every token"));
