@@ -152,15 +152,42 @@ test-valgrind:
 # gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib (and, to run,
 # qemu-system-arm).
 BARE_METAL_BUILD ?= build-cortex-m
-.PHONY: check-bare-metal test-bare-metal
-check-bare-metal:
-	cmake -S . -B $(BARE_METAL_BUILD) -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=cmake/arm-none-eabi-cortex-m4f.cmake
+# The ESP32-shaped PLE model in Q4_0, made by the host build as the tests make it (the same file
+# and sha256 as golden_model_path("esp32-ple_q4_0.gguf") in tests/golden_models.cpp).
+PLE_Q4_0 = $(BUILD)/test-models/esp32-ple_q4_0.gguf
+PLE_Q4_0_SHA256 = $(shell sed -n 's/.*kSynthEsp32PleQ4_0Sha256 = "\([0-9a-f]*\)".*/\1/p' tests/golden_models.h)
+.PHONY: check-bare-metal test-bare-metal esp32-ple-model
+esp32-ple-model: build
+	@if ! echo "$(PLE_Q4_0_SHA256)  $(PLE_Q4_0)" | sha256sum -c --status 2>/dev/null; then \
+	  mkdir -p $(BUILD)/test-models && \
+	  $(BUILD)/pocketlm synth esp32-ple --seed 42 -o $(BUILD)/test-models/esp32-ple.gguf.tmp && \
+	  $(BUILD)/pocketlm convert $(BUILD)/test-models/esp32-ple.gguf.tmp --to gguf --type q4_0 -o $(PLE_Q4_0).tmp && \
+	  rm -f $(BUILD)/test-models/esp32-ple.gguf.tmp && \
+	  echo "$(PLE_Q4_0_SHA256)  $(PLE_Q4_0).tmp" | sha256sum -c --status && mv $(PLE_Q4_0).tmp $(PLE_Q4_0); fi
+check-bare-metal: esp32-ple-model
+	cmake -S . -B $(BARE_METAL_BUILD) -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=cmake/arm-none-eabi-cortex-m4f.cmake \
+	  -DPOCKETLM_FIRMWARE_PLE_MODEL=$(abspath $(PLE_Q4_0))
 	cmake --build $(BARE_METAL_BUILD) -j$(JOBS)
 test-bare-metal: check-bare-metal
 	scripts/run-firmware-golden $(BARE_METAL_BUILD)
+	$(MAKE) device-estimate
 	scripts/check-soft-double --self-test
 	for elf in $(BARE_METAL_BUILD)/src/ports/cortex_m/firmware_*; do \
 	  case $$elf in *.*) ;; *) scripts/check-soft-double $$elf || exit 1;; esac; done
+
+# Device tok/s estimates from counted instructions (bench/device/estimate): the firmware cases'
+# counts from the last test-bare-metal run, and, when `make test-mips` has built the mipsel CLI,
+# its instructions per token on the stories15M shape (qemu-mipsel with the counting plugin,
+# bench/device/insn_count.c; Debian's qemu-user package, the dynamic one: qemu-user-static
+# loads no plugins).
+INSN_COUNT = $(BARE_METAL_BUILD)/libinsn_count.so
+$(INSN_COUNT): bench/device/insn_count.c
+	mkdir -p $(BARE_METAL_BUILD)
+	cc -O2 -Wall -Wextra -shared -fPIC -o $@ $<
+.PHONY: device-estimate
+device-estimate: $(INSN_COUNT)
+	bench/device/estimate --firmware $(BARE_METAL_BUILD) --host $(BUILD)/pocketlm --plugin $(INSN_COUNT) \
+	  $(if $(wildcard $(MIPS_BUILD)/pocketlm),--mips $(MIPS_BUILD)/pocketlm)
 
 # Decode and prefill tok/s of `pocketlm run` (greedy) per model in models/ and per backend this
 # machine has (bench/run-bench.sh); bench/matrix.sh adds threads and ratios to reference.

@@ -4,12 +4,14 @@
 // and 2 threads); the model with its per-layer table in storage gives the resident run's tokens
 // reading exactly one table row per token; bad files get one-line errors naming the tensor.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cfenv>
 #include <cfloat>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <random>
@@ -584,6 +586,41 @@ TEST(PleEsp32, EveryBackendAndThreadCountGivesReferencesTokens) {
     }
   }
   EXPECT_EQ(want.size(), 40u);
+}
+
+// tests/golden/firmware_runs.json pins the tokens the Cortex-M firmware must give for the ESP32-
+// shaped model (scripts/run-firmware-golden); they are the host's, checked here on every backend.
+TEST(PleEsp32, TheFirmwareGoldenRunIsTheHostsTokens) {
+  POCKETLM_REQUIRE_FILES("models/tokenizer.bin");
+  std::ifstream in(POCKETLM_FIRMWARE_RUNS);
+  ASSERT_TRUE(in) << POCKETLM_FIRMWARE_RUNS;
+  const nlohmann::json runs = nlohmann::json::parse(in);
+  const nlohmann::json* run = nullptr;
+  for (const nlohmann::json& c : runs)
+    if (c["name"] == "esp32ple_q4_0_greedy") run = &c;
+  ASSERT_NE(run, nullptr);
+  ASSERT_EQ((*run)["model"], "esp32-ple_q4_0.gguf");
+  test::Esp32PleFiles files;
+  ASSERT_FALSE(HasFailure());
+  const std::string text = (*run)["prompt"].get<std::string>();
+  const int steps = (*run)["steps"].get<int>();
+  for (const std::string& name : test::available_kernel_names()) {
+    SCOPED_TRACE(name);
+    SessionOptions options;
+    options.kernels = find_kernels(name.c_str());
+    Session session;
+    ASSERT_TRUE(session.open(files.model, files.tokenizer, options).ok());
+    // The ids and the merge's scratch: len + 3 slots of kEncodeWordsPerSlot (as the firmware).
+    std::vector<std::int32_t> prompt((text.size() + 3) * Tokenizer::kEncodeWordsPerSlot);
+    int n = 0;
+    ASSERT_TRUE(session.encode(text.data(), text.size(), prompt.data(), static_cast<int>(prompt.size()), &n).ok());
+    EXPECT_EQ(std::vector<int>(prompt.begin(), prompt.begin() + n), (*run)["prompt_tokens"].get<std::vector<int>>());
+    std::vector<int> next;
+    SamplerParams greedy;
+    greedy.temperature = 0.0f;
+    ASSERT_TRUE(session.generate(prompt.data(), n, steps, greedy, test::collect_tokens, &next, nullptr).ok());
+    EXPECT_EQ(next, (*run)["next_tokens"].get<std::vector<int>>());
+  }
 }
 
 }  // namespace

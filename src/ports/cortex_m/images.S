@@ -1,5 +1,6 @@
-/* The model and tokenizer images, linked into read-only memory as a firmware image would sit in
-   flash. The paths come from CMake (POCKETLM_FIRMWARE_MODEL / _TOKENIZER). */
+/* The images linked into read-only memory as a firmware image would sit in flash: the tokenizer,
+   and the model when it fits the board's code memory (POCKETLM_MODEL_PATH; a larger one is read
+   from the host, semihosting_storage.h). The paths come from CMake. */
 #define IMAGE(name, path)    \
   .section .rodata.name, "a"; \
   .balign 16;                 \
@@ -9,5 +10,7 @@ name:                         \
   .global name##_end;         \
 name##_end:
 
+#ifdef POCKETLM_MODEL_PATH
 IMAGE(pocketlm_model_image, POCKETLM_MODEL_PATH)
+#endif
 IMAGE(pocketlm_tokenizer_image, POCKETLM_TOKENIZER_PATH)

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "ports/cortex_m/instruction_clock.h"
 #include "ports/cortex_m/stack_watermark.h"
 
 extern "C" {
@@ -38,7 +39,9 @@ void _fini() {}
   for (;;) __asm volatile("bkpt #0");
 }
 
-// Initial stack pointer, reset, then NMI, HardFault, MemManage, BusFault, UsageFault.
+// Initial stack pointer, reset, then NMI, HardFault, MemManage, BusFault, UsageFault, four
+// reserved words, SVCall, DebugMonitor, a reserved word, PendSV and SysTick (the instruction
+// clock, instruction_clock.h).
 __attribute__((section(".vectors"), used)) void* const g_vectors[] = {
     __stack_top,
     reinterpret_cast<void*>(reset_handler),
@@ -47,5 +50,14 @@ __attribute__((section(".vectors"), used)) void* const g_vectors[] = {
     reinterpret_cast<void*>(fault_handler),
     reinterpret_cast<void*>(fault_handler),
     reinterpret_cast<void*>(fault_handler),
+    nullptr,
+    nullptr,
+    nullptr,
+    nullptr,
+    reinterpret_cast<void*>(fault_handler),
+    reinterpret_cast<void*>(fault_handler),
+    nullptr,
+    reinterpret_cast<void*>(fault_handler),
+    reinterpret_cast<void*>(systick_handler),
 };
 }
