@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <cstring>
 
+#include "pocketlm/kernels/interleave4_ggml.h"
 #include "pocketlm/kernels/reference.h"
 #include "pocketlm/quant/fp16.h"
 #include "pocketlm/quant/q4_0.h"
@@ -185,12 +186,7 @@ void matmul_ggml_rows(float* out, const unsigned char* w, const unsigned char* x
 }
 
 template <bool kQ4>
-void matmul_ggml(float* out, const Matrix& w, const Activation& x, int rows) {
-  const int full = w.interleave == kLanes ? rows / kLanes * kLanes : 0;
-  matmul_ggml_rows<kQ4>(out, static_cast<const unsigned char*>(w.values), static_cast<const unsigned char*>(x.values),
-                        w.cols, full);
-  reference::matmul_ggml_tail<kQ4>(out, w, x, full, rows);
-}
+constexpr MatmulFn matmul_ggml = interleave4::matmul_interleaved4<kQ4, matmul_ggml_rows<kQ4>>;
 
 }  // namespace
 

@@ -17,6 +17,9 @@ const Kernels& avxvnni_kernels();  // kernels/avxvnni.cpp
 #if defined(POCKETLM_HAVE_NEON)
 const Kernels& neon_kernels();  // kernels/neon.cpp; AArch64 always has Advanced SIMD
 #endif
+#if defined(POCKETLM_HAVE_CORTEX_M4)
+const Kernels& cortex_m4_kernels();  // kernels/cortex_m4.cpp; the build targets a DSP-extension core
+#endif
 
 namespace {
 
@@ -73,6 +76,9 @@ const char* const* kernel_names() {
 #if defined(POCKETLM_HAVE_NEON)
       "neon",
 #endif
+#if defined(POCKETLM_HAVE_CORTEX_M4)
+      "cortex_m4",
+#endif
       nullptr};
   return kNames;
 }
@@ -87,6 +93,9 @@ const Kernels* find_kernels(const char* name) {
 #if defined(POCKETLM_HAVE_NEON)
   if (std::strcmp(name, "neon") == 0) return &neon_kernels();
 #endif
+#if defined(POCKETLM_HAVE_CORTEX_M4)
+  if (std::strcmp(name, "cortex_m4") == 0) return &cortex_m4_kernels();
+#endif
   return nullptr;
 }
 
@@ -97,6 +106,8 @@ const Kernels& default_kernels() {
 #endif
 #if defined(POCKETLM_HAVE_NEON)
   return neon_kernels();
+#elif defined(POCKETLM_HAVE_CORTEX_M4)
+  return cortex_m4_kernels();
 #else
   // No SIMD backend for this CPU (32-bit MIPS, Xtensa, x86 without AVX2, ...): the portable
   // tiled loops are exact too and faster than the reference ones.

@@ -27,6 +27,7 @@
 #include <cstddef>
 #include <cstring>
 
+#include "pocketlm/kernels/interleave4_ggml.h"
 #include "pocketlm/kernels/reference.h"
 #include "pocketlm/quant/fp16.h"
 #include "pocketlm/quant/q4_0.h"
@@ -255,61 +256,31 @@ void attention(const AttentionArgs& a) {
 
 // ---- GGUF block types ----
 
-inline std::int32_t block_sum(const std::int8_t* xq) {
-  std::int32_t s = 0;
-  for (int i = 0; i < 32; ++i) s += xq[i];
-  return s;
-}
-
-// Rows [0, full) of a 4-row interleaved Q4_0 or Q8_0 matrix (chunk g: 4 scales, then groups of
-// 4 rows x 4 bytes).
+// The 4 rows' int32 sums of one block: one pass over the block's bytes (groups of 4 rows x 4
+// bytes) shares each activation between the rows.
 template <bool kQ4>
-void matmul_ggml_rows(float* POCKETLM_RESTRICT out, const unsigned char* POCKETLM_RESTRICT w,
-                      const unsigned char* POCKETLM_RESTRICT xb, int n, int full) {
-  constexpr std::size_t kBs = kQ4 ? kQ4_0BlockBytes : kQ8_0BlockBytes;
+void block_sums(std::int32_t* POCKETLM_RESTRICT isum, const unsigned char* POCKETLM_RESTRICT q,
+                const std::int8_t* POCKETLM_RESTRICT xq) {
   constexpr int kGroups = kQ4 ? 4 : 8;
-  const int nb = n / 32;
-  const std::size_t row_bytes = static_cast<std::size_t>(nb) * kBs;
-  for (int r = 0; r < full; r += kLanes) {
-    const unsigned char* base = w + static_cast<std::size_t>(r) * row_bytes;
-    float acc[kLanes] = {0.0f, 0.0f, 0.0f, 0.0f};
-    for (int b = 0; b < nb; ++b) {
-      const unsigned char* chunk = base + static_cast<std::size_t>(b) * kLanes * kBs;
-      const unsigned char* q = chunk + 2 * kLanes;
-      const unsigned char* xblk = xb + static_cast<std::size_t>(b) * kQ8_0BlockBytes;
-      const auto* xq = reinterpret_cast<const std::int8_t*>(xblk + 2);
-      std::int32_t isum[kLanes] = {0, 0, 0, 0};
-      for (int t = 0; t < kGroups; ++t) {
-        const unsigned char* v = q + 16 * t;  // 4 rows x 4 bytes
-        for (int k = 0; k < kLanes; ++k) {
-          std::int32_t s = 0;
-          for (int i = 0; i < 4; ++i) {
-            const unsigned char byte = v[4 * k + i];
-            if constexpr (kQ4)
-              s += static_cast<std::int32_t>(byte & 0x0F) * xq[4 * t + i] +
-                   static_cast<std::int32_t>(byte >> 4) * xq[16 + 4 * t + i];
-            else
-              s += static_cast<std::int32_t>(static_cast<std::int8_t>(byte)) * xq[4 * t + i];
-          }
-          isum[k] += s;
-        }
+  for (int t = 0; t < kGroups; ++t) {
+    const unsigned char* v = q + 16 * t;  // 4 rows x 4 bytes
+    for (int k = 0; k < kLanes; ++k) {
+      std::int32_t s = 0;
+      for (int i = 0; i < 4; ++i) {
+        const unsigned char byte = v[4 * k + i];
+        if constexpr (kQ4)
+          s += static_cast<std::int32_t>(byte & 0x0F) * xq[4 * t + i] +
+               static_cast<std::int32_t>(byte >> 4) * xq[16 + 4 * t + i];
+        else
+          s += static_cast<std::int32_t>(static_cast<std::int8_t>(byte)) * xq[4 * t + i];
       }
-      const std::int32_t correction = kQ4 ? 8 * block_sum(xq) : 0;
-      const float dx = fp16_to_fp32(load_fp16(xblk));
-      for (int k = 0; k < kLanes; ++k)
-        acc[k] = acc[k] + static_cast<float>(isum[k] - correction) * (fp16_to_fp32(load_fp16(chunk + 2 * k)) * dx);
+      isum[k] += s;
     }
-    for (int k = 0; k < kLanes; ++k) out[r + k] = acc[k];
   }
 }
 
 template <bool kQ4>
-void matmul_ggml(float* out, const Matrix& w, const Activation& x, int rows) {
-  const int full = w.interleave == kLanes ? rows / kLanes * kLanes : 0;
-  matmul_ggml_rows<kQ4>(out, static_cast<const unsigned char*>(w.values), static_cast<const unsigned char*>(x.values),
-                        w.cols, full);
-  reference::matmul_ggml_tail<kQ4>(out, w, x, full, rows);
-}
+constexpr MatmulFn matmul_ggml = interleave4::matmul_interleaved4<kQ4, interleave4::matmul_rows4<kQ4, block_sums<kQ4>>>;
 
 }  // namespace
 

@@ -109,6 +109,13 @@ int main() {
       pocketlm_tokenizer_image, image_bytes(pocketlm_tokenizer_image, pocketlm_tokenizer_image_end), "flash:tokenizer");
   pocketlm::SessionOptions options;
   options.device = &kDevice;
+  // The backend this image counts (CMake builds each case with cortex_m4 and with tiled4); the
+  // device profile names tiled4, the ESP32-S3's, which the plan's layouts are the same as.
+  options.kernels = pocketlm::find_kernels(POCKETLM_FIRMWARE_KERNELS);
+  if (!options.kernels) {
+    std::printf("error: this build has no %s kernels\n", POCKETLM_FIRMWARE_KERNELS);
+    return 1;
+  }
   options.tier_buffers[0] = g_tier0;
   options.tier_buffer_bytes[0] = sizeof g_tier0;
   options.tier_buffers[1] = g_tier1;

@@ -1,0 +1,67 @@
+// The Q4_0 and Q8_0 matmul over the 4-row interleave (quant/block_interleave.h: per block of 32
+// columns, the 4 rows' fp16 scales, then groups of 4 rows x 4 bytes), shared by the backends that
+// read that layout (tiled4, cortex_m4, neon).
+// - matmul_interleaved4<kQ4, Rows>: the table's matmul; Rows does the whole interleaved blocks of
+//   rows, the row-major tail (rows % 4) goes to the reference loops.
+// - matmul_rows4<kQ4, Sums>: a Rows for scalar backends: per 4 rows and block, Sums gives the 4
+//   exact int32 sums of the stored bytes (Q4_0: the nibbles 0..15) with the block's activations;
+//   then each row does the reference's acc = acc + (float)(isum - 8 * sum(x) for Q4_0) * (d_w *
+//   d_x), blocks in order. The integer sums are exact in any order, so any Sums is exact.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "pocketlm/kernels/kernels.h"
+#include "pocketlm/kernels/reference.h"
+#include "pocketlm/quant/fp16.h"
+#include "pocketlm/quant/q4_0.h"
+#include "pocketlm/quant/q8_0.h"
+
+namespace pocketlm::interleave4 {
+
+inline constexpr int kLanes = 4;
+
+// Rows [0, full) of the interleaved blocks: out, the weights, the Q8_0 activation blocks, cols, full.
+using RowsFn = void (*)(float* out, const unsigned char* w, const unsigned char* xb, int n, int full);
+// isum[k] += the sum over the block of row k's stored values x the activations (q: the block's
+// bytes after the 4 scales, xq: the activation block's 32 int8 values).
+using SumsFn = void (*)(std::int32_t* isum, const unsigned char* q, const std::int8_t* xq);
+
+inline std::int32_t block_sum(const std::int8_t* xq) {
+  std::int32_t s = 0;
+  for (int i = 0; i < 32; ++i) s += xq[i];
+  return s;
+}
+
+template <bool kQ4, SumsFn Sums>
+void matmul_rows4(float* out, const unsigned char* w, const unsigned char* xb, int n, int full) {
+  constexpr std::size_t kBs = kQ4 ? kQ4_0BlockBytes : kQ8_0BlockBytes;
+  const int nb = n / 32;
+  const std::size_t row_bytes = static_cast<std::size_t>(nb) * kBs;
+  for (int r = 0; r < full; r += kLanes) {
+    const unsigned char* base = w + static_cast<std::size_t>(r) * row_bytes;
+    float acc[kLanes] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (int b = 0; b < nb; ++b) {
+      const unsigned char* chunk = base + static_cast<std::size_t>(b) * kLanes * kBs;
+      const unsigned char* xblk = xb + static_cast<std::size_t>(b) * kQ8_0BlockBytes;
+      const auto* xq = reinterpret_cast<const std::int8_t*>(xblk + 2);
+      std::int32_t isum[kLanes] = {0, 0, 0, 0};
+      Sums(isum, chunk + 2 * kLanes, xq);
+      const std::int32_t correction = kQ4 ? 8 * block_sum(xq) : 0;
+      const float dx = fp16_to_fp32(load_fp16(xblk));
+      for (int k = 0; k < kLanes; ++k)
+        acc[k] = acc[k] + static_cast<float>(isum[k] - correction) * (fp16_to_fp32(load_fp16(chunk + 2 * k)) * dx);
+    }
+    for (int k = 0; k < kLanes; ++k) out[r + k] = acc[k];
+  }
+}
+
+template <bool kQ4, RowsFn Rows>
+void matmul_interleaved4(float* out, const Matrix& w, const Activation& x, int rows) {
+  const int full = w.interleave == kLanes ? rows / kLanes * kLanes : 0;
+  Rows(out, static_cast<const unsigned char*>(w.values), static_cast<const unsigned char*>(x.values), w.cols, full);
+  reference::matmul_ggml_tail<kQ4>(out, w, x, full, rows);
+}
+
+}  // namespace pocketlm::interleave4
