@@ -34,11 +34,24 @@ extern "C" const unsigned char pocketlm_model_image[], pocketlm_model_image_end[
 
 namespace {
 
-using pocketlm::firmware::kDevice;
+// The PSRAM tier's capacity: the profile's, or a smaller one that a planted case gives to show
+// that a plan which does not fit stops the firmware at start (scripts/run-firmware-golden).
+#ifdef POCKETLM_FIRMWARE_PSRAM_BYTES
+constexpr std::size_t kTier1Bytes = POCKETLM_FIRMWARE_PSRAM_BYTES;
+#else
+constexpr std::size_t kTier1Bytes = pocketlm::firmware::kTier1Bytes;
+#endif
+
+constexpr pocketlm::DeviceProfile device_profile() {
+  pocketlm::DeviceProfile d = pocketlm::firmware::kDevice;
+  d.tiers[1].capacity = kTier1Bytes;
+  return d;
+}
+constexpr pocketlm::DeviceProfile kDevice = device_profile();
 
 // The RAM tiers: internal SRAM (with the program's data and stack) and PSRAM.
 alignas(16) __attribute__((section(".tier0"))) unsigned char g_tier0[pocketlm::firmware::kTier0Bytes];
-alignas(16) __attribute__((section(".tier1"))) unsigned char g_tier1[pocketlm::firmware::kTier1Bytes];
+alignas(16) __attribute__((section(".tier1"))) unsigned char g_tier1[kTier1Bytes];
 
 pocketlm::Session g_session;
 
@@ -169,12 +182,15 @@ int main() {
       static_cast<unsigned long long>(stats.storage_bytes - stats.prefill_storage_bytes),
       static_cast<unsigned long long>(stats.storage_seeks - stats.prefill_storage_seeks), stats.decode_passes);
   std::printf("stack high water: %lu bytes\n", static_cast<unsigned long>(pocketlm::stack_high_water()));
+#ifdef POCKETLM_FIRMWARE_PLANTED_OVERFLOW
+  // A planted violation: the check below must fail the case (scripts/run-firmware-golden).
+  volatile float big = 3e38f;
+  big = big * 10.0f;
+#endif
   const std::uint32_t raised = fpscr() & kFpTrapping;
   if (raised) {
-    std::printf(
-        "error: FP exception flags 0x%lx raised (1 invalid, 2 "
-        "divide-by-zero, 4 overflow): a PSP would trap\n",
-        static_cast<unsigned long>(raised));
+    std::printf("error: FP exception flags 0x%lx raised (1 invalid, 2 divide-by-zero, 4 overflow): a PSP would trap\n",
+                static_cast<unsigned long>(raised));
     return 1;
   }
   std::printf("fp flags: no invalid, divide-by-zero or overflow\n");
