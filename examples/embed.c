@@ -1,0 +1,19 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include "pocketlm/api/pocketlm.h"
+static int file_read(void* f, uint64_t at, void* dst, size_t n) { return fseek(f, (long)at, SEEK_SET) || fread(dst, 1, n, f) != n; }
+static int print_piece(void* ctx, int32_t id, const char* piece, size_t len) { fwrite(piece, 1, len, stdout); return 0; }
+int main(int argc, char** argv) {
+  FILE* f = fopen(argv[1], "rb");  /* a GGUF model carrying its tokenizer */
+  if (!f || fseek(f, 0, SEEK_END)) return 1;
+  pocketlm_config cfg = {{file_read, f, (uint64_t)ftell(f), argv[1]}};
+  pocketlm_session* s; pocketlm_memory_plan plan; int32_t ids[256]; int n;
+  pocketlm_create(malloc(pocketlm_session_bytes()), pocketlm_session_bytes(), &s);
+  pocketlm_plan(s, &cfg, &plan);  /* size the buffer before opening: the API allocates nothing */
+  cfg.tier_buffer_bytes[0] = plan.tiers[0].bytes; cfg.tier_buffers[0] = malloc(plan.tiers[0].bytes);
+  pocketlm_sampler sampler = {0.8f, 0.9f, 42};
+  if (pocketlm_open(s, &cfg) || pocketlm_encode(s, "Once upon a time", 16, ids, 256, &n) ||
+      pocketlm_generate(s, ids, n, 48, &sampler, print_piece, NULL, NULL))
+    return fprintf(stderr, "error: %s\n", pocketlm_last_error(s)), 1;
+  return 0;
+}

@@ -1,0 +1,56 @@
+/* The ESP-IDF port's logic that is not an SDK call, in C over pocketlm.h: compiled into the
+ * firmware (main.c) and, on the host, into tests/ports_test.cpp, which puts a file where the
+ * flash partition would be. */
+#ifndef POCKETLM_PORTS_ESP_PORT_H
+#define POCKETLM_PORTS_ESP_PORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pocketlm/api/pocketlm.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The esp32s3 profile's figures (apps/pocketlm/devices/esp32s3.json; tests/ports_test.cpp
+ * checks them against it): SRAM left to the app, PSRAM, flash, and the flash before the model
+ * partition (bootloader, partition table, nvs, phy_init, the factory app). */
+#define ESP_SRAM_TIER_BYTES 234056u
+#define ESP_PSRAM_TIER_BYTES 8388608u
+#define ESP_FLASH_BYTES 16777216u
+#define ESP_FIRMWARE_RESERVED_BYTES 851968u
+
+/* The model partition, read with esp_partition_read(partition, offset, dst, bytes) (0 = ESP_OK);
+ * the host passes a read at an offset into a file holding the partition's bytes. */
+typedef struct esp_model_partition {
+  int (*read)(const void* partition, size_t offset, void* dst, size_t bytes);
+  const void* partition; /* the esp_partition_t* (the host: its own handle) */
+  uint32_t partition_bytes; /* esp_partition_t.size */
+  uint32_t model_bytes;     /* the model file written at the partition's start */
+} esp_model_partition;
+
+/* pocketlm_storage's read over an esp_model_partition (ctx): the range must lie in the model
+ * (and so in the partition and in size_t); returns 0, -1 for a range outside it, or the
+ * partition read's error. */
+int esp_model_read(void* ctx, uint64_t offset, void* dst, size_t bytes);
+
+/* Checks the model against its partition (model_bytes > 0 and <= partition_bytes) and makes
+ * its storage. Errors (POCKETLM_INVALID_ARGUMENT, message into `message`, one line): a model
+ * of 0 bytes (POCKETLM_MODEL_BYTES unset), a model larger than the partition. */
+pocketlm_status esp_model_storage(esp_model_partition* part, pocketlm_storage* storage, char* message,
+                                  size_t message_bytes);
+
+/* The config of an ESP32-S3 N16R8: tiers sram then psram, the flash as storage with the
+ * firmware's reserved bytes, tiled4. */
+void esp_config(pocketlm_config* config);
+
+/* heap_caps_malloc's caps for RAM tier `tier` of the config: internal SRAM for tier 0, PSRAM
+ * for tier 1 (the caps values are the SDK's, passed in: internal, spiram). */
+uint32_t esp_tier_caps(int tier, uint32_t cap_internal, uint32_t cap_spiram, uint32_t cap_8bit);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

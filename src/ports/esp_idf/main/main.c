@@ -1,0 +1,92 @@
+/* pocketlm on an ESP32-S3 N16R8: NOT BUILT HERE (no ESP-IDF on the machines that test pocketlm).
+ * The model is read from the "model" flash partition with esp_partition_read, Llama 2's
+ * tokenizer.bin is in the app image, the session's tiers are heap_caps_malloc'd from internal
+ * SRAM and from PSRAM, and the story goes to the console (UART). Everything but the SDK calls is
+ * esp_port.c, which tests/ports_test.cpp runs on the host; the engine is reached only through
+ * pocketlm.h. The main task's stack is 8 KiB (sdkconfig.defaults). */
+#include <stdio.h>
+#include <string.h>
+
+#include "esp_heap_caps.h"
+#include "esp_partition.h"
+#include "esp_timer.h"
+#include "esp_port.h"
+
+extern const unsigned char tokenizer_bin_start[] asm("_binary_tokenizer_bin_start");
+extern const unsigned char tokenizer_bin_end[] asm("_binary_tokenizer_bin_end");
+
+#ifndef POCKETLM_PROMPT
+#define POCKETLM_PROMPT "Once upon a time"
+#endif
+
+static int partition_read(const void* partition, size_t offset, void* dst, size_t bytes) {
+  return esp_partition_read((const esp_partition_t*)partition, offset, dst, bytes) == ESP_OK ? 0 : -1;
+}
+
+static int memory_read(void* ctx, uint64_t offset, void* dst, size_t bytes) {
+  memcpy(dst, (const unsigned char*)ctx + offset, bytes);  /* the API checks the range */
+  return 0;
+}
+
+static uint64_t clock_us(void) { return (uint64_t)esp_timer_get_time(); }
+
+static int on_token(void* ctx, int32_t token, const char* piece, size_t len) {
+  (void)ctx;
+  (void)token;
+  fwrite(piece, 1, len, stdout);
+  fflush(stdout);
+  return 0;
+}
+
+static int stop(const char* what, const char* message) {
+  printf("pocketlm: %s: %s\n", what, message);
+  return 1;
+}
+
+static int run(void) {
+  static esp_model_partition part;
+  static pocketlm_config config;
+  static pocketlm_memory_plan plan;
+  static int32_t tokens[(sizeof(POCKETLM_PROMPT) + 2) * 7];
+  static char message[160];
+  const esp_partition_t* partition = esp_partition_find_first(ESP_PARTITION_TYPE_DATA, 0x40, "model");
+  if (!partition) return stop("partition", "no data partition 'model' (subtype 0x40): flash partitions.csv");
+  part.read = partition_read;
+  part.partition = partition;
+  part.partition_bytes = partition->size;
+  part.model_bytes = POCKETLM_MODEL_BYTES;
+
+  esp_config(&config);
+  if (esp_model_storage(&part, &config.model, message, sizeof message)) return stop("model", message);
+  config.tokenizer.read = memory_read;
+  config.tokenizer.ctx = (void*)tokenizer_bin_start;
+  config.tokenizer.size = (uint64_t)(tokenizer_bin_end - tokenizer_bin_start);
+  config.tokenizer.name = "app:tokenizer.bin";
+  config.clock = clock_us;
+  config.clock_ticks_per_second = 1000000;
+
+  /* The session object (about 30 KiB) in PSRAM: the SRAM is the arena's hottest tier. */
+  void* memory = heap_caps_malloc(pocketlm_session_bytes(), MALLOC_CAP_SPIRAM | MALLOC_CAP_8BIT);
+  pocketlm_session* session = NULL;
+  if (pocketlm_create(memory, pocketlm_session_bytes(), &session)) return stop("session", pocketlm_last_error(NULL));
+  if (pocketlm_plan(session, &config, &plan)) return stop("plan", pocketlm_last_error(session));
+  for (int t = 0; t < config.ram_tier_count; ++t) {
+    const uint32_t caps = esp_tier_caps(t, MALLOC_CAP_INTERNAL, MALLOC_CAP_SPIRAM, MALLOC_CAP_8BIT);
+    /* heap_caps_malloc aligns to 4 bytes: the arena starts at the first 16-byte boundary. */
+    config.tier_buffer_bytes[t] = (size_t)plan.tiers[t].bytes + POCKETLM_ALIGNMENT - 1;
+    config.tier_buffers[t] = plan.tiers[t].bytes ? heap_caps_malloc(config.tier_buffer_bytes[t], caps) : NULL;
+    printf("pocketlm: tier %s: %llu bytes\n", plan.tiers[t].name, (unsigned long long)plan.tiers[t].bytes);
+  }
+  if (pocketlm_open(session, &config)) return stop("open", pocketlm_last_error(session));
+  int n = 0;
+  if (pocketlm_encode(session, POCKETLM_PROMPT, strlen(POCKETLM_PROMPT), tokens, sizeof tokens / sizeof tokens[0], &n))
+    return stop("encode", pocketlm_last_error(session));
+  const pocketlm_sampler sampler = {0.8f, 0.9f, (uint64_t)esp_timer_get_time() | 1u};
+  pocketlm_stats stats;
+  if (pocketlm_generate(session, tokens, n, 128, &sampler, on_token, NULL, &stats))
+    return stop("generate", pocketlm_last_error(session));
+  printf("\npocketlm: %d tokens sampled in %.2f s\n", stats.decode_passes, stats.decode_seconds);
+  return 0;
+}
+
+void app_main(void) { run(); }
