@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -210,9 +211,10 @@ int flash_read(const void* partition, std::size_t offset, void* dst, std::size_t
 
 TEST(EspPort, ModelReadFromAPartitionOfAFlashImage) {
   const std::vector<unsigned char> model = test::read_file(kModel);
-  std::vector<unsigned char> image(ESP_FIRMWARE_RESERVED_BYTES, 0xFF);
-  image.insert(image.end(), model.begin(), model.end());
-  image.resize(image.size() + 8192, 0xFF);  // the partition's erased tail
+  ASSERT_FALSE(model.empty()) << kModel;
+  // The firmware's part erased, the model, the partition's erased tail.
+  std::vector<unsigned char> image(ESP_FIRMWARE_RESERVED_BYTES + model.size() + 8192, 0xFF);
+  std::copy(model.begin(), model.end(), image.begin() + ESP_FIRMWARE_RESERVED_BYTES);
   const std::string path = test::temp_dir() + "/flash.bin";
   test::write_file(path, image);
   FlashImage flash{::open(path.c_str(), O_RDONLY), ESP_FIRMWARE_RESERVED_BYTES};

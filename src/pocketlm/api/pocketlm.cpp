@@ -329,10 +329,14 @@ pocketlm_status pocketlm_generate(pocketlm_session* s, const int32_t* prompt, in
   if (stats) {
     stats->tokens = s->generated;
     stats->prompt_tokens = g.prompt_tokens;
+    stats->prefill_passes = g.prefill_passes;
     stats->decode_passes = g.decode_passes;
     stats->prefill_seconds = g.prefill_seconds;
     stats->decode_seconds = g.decode_seconds;
     stats->storage_bytes = g.storage_bytes;
+    stats->storage_seeks = g.storage_seeks;
+    stats->prefill_storage_bytes = g.prefill_storage_bytes;
+    stats->prefill_storage_seeks = g.prefill_storage_seeks;
   }
   return s->fail(st);
 }

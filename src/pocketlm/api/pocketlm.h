@@ -157,10 +157,15 @@ pocketlm_status pocketlm_encode(const pocketlm_session* session, const char* tex
 typedef struct pocketlm_stats {
   int tokens;                 /* on_token calls */
   int prompt_tokens;          /* n_prompt */
+  int prefill_passes;         /* forward passes whose next token the prompt forced (a batched
+                               * prefill pass counts once) */
   int decode_passes;          /* tokens sampled (a final BOS included) */
-  double prefill_seconds;     /* forward passes whose next token the prompt forced */
-  double decode_seconds;      /* forward passes whose next token was sampled */
+  double prefill_seconds;     /* the prefill passes' time */
+  double decode_seconds;      /* the decode passes' time */
   uint64_t storage_bytes;     /* weight bytes read from storage by the passes (0: all in RAM) */
+  uint64_t storage_seeks;     /* storage reads that did not start where the one before ended */
+  uint64_t prefill_storage_bytes; /* the prefill passes' part of storage_bytes */
+  uint64_t prefill_storage_seeks; /* the prefill passes' part of storage_seeks */
 } pocketlm_stats;
 
 /* llama2.c's generation loop: feeds prompt[0] at position 0; the next token is the next prompt
