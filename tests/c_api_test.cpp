@@ -20,20 +20,15 @@ namespace {
 const std::string kSource = POCKETLM_SOURCE_DIR;
 const std::string kModel = kSource + "/assets/stories1M.gguf";
 
-std::string text_of(const std::string& path) {
-  const std::vector<unsigned char> b = test::read_file(path);
-  return std::string(b.begin(), b.end());
-}
-
 TEST(CApiExample, ReadmeBlockIsExamplesEmbedC) {
-  const std::string readme = text_of(kSource + "/README.md");
+  const std::string readme = test::read_text(kSource + "/README.md");
   const std::string open = "```c\n";
   const std::size_t at = readme.find(open);
   ASSERT_NE(at, std::string::npos) << "README.md has no ```c block";
   const std::size_t begin = at + open.size();
   const std::size_t end = readme.find("```\n", begin);
   ASSERT_NE(end, std::string::npos);
-  EXPECT_EQ(readme.substr(begin, end - begin), text_of(kSource + "/examples/embed.c"))
+  EXPECT_EQ(readme.substr(begin, end - begin), test::read_text(kSource + "/examples/embed.c"))
       << "README.md's C block must be examples/embed.c verbatim";
 }
 

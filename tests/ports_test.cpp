@@ -29,13 +29,8 @@ namespace {
 const std::string kSource = POCKETLM_SOURCE_DIR;
 const std::string kModel = kSource + "/assets/stories1M.gguf";
 
-std::string text_of(const std::string& path) {
-  const std::vector<unsigned char> b = test::read_file(path);
-  return std::string(b.begin(), b.end());
-}
-
 nlohmann::json profile(const std::string& name) {
-  return nlohmann::json::parse(text_of(kSource + "/apps/pocketlm/devices/" + name + ".json"));
+  return nlohmann::json::parse(test::read_text(kSource + "/apps/pocketlm/devices/" + name + ".json"));
 }
 
 // Greedy tokens of 24 steps from "Once upon a time" of a session opened on `config` (buffers
@@ -183,7 +178,7 @@ TEST(PspPort, Fcr31ClearsOnlyTheTrapEnables) {
 }
 
 TEST(PspPort, MakefileHeapTiersAreTheProfiles) {
-  const std::string makefile = text_of(kSource + "/src/ports/psp/Makefile");
+  const std::string makefile = test::read_text(kSource + "/src/ports/psp/Makefile");
   for (const char* device : {"psp", "psp-2000"}) {
     SCOPED_TRACE(device);
     const std::string key = std::string("ifeq ($(DEVICE),") + device + ")";
@@ -260,7 +255,7 @@ struct Partition {
 
 std::vector<Partition> read_partitions(const std::string& path) {
   std::vector<Partition> out;
-  std::istringstream in(text_of(path));
+  std::istringstream in(test::read_text(path));
   std::string line;
   while (std::getline(in, line)) {
     if (line.empty() || line[0] == '#') continue;
@@ -306,7 +301,7 @@ TEST(EspPort, PartitionTableAgreesWithTheProfileAndHoldsTheModel) {
   if (q4.empty()) GTEST_SKIP() << "esp32-ple_q4_0.gguf is not available (the pocketlm binary makes it)";
   const std::uint64_t bytes = test::read_file(q4).size();
   EXPECT_LE(bytes, model.size);
-  const std::string table = text_of(kSource + "/src/ports/esp_idf/partitions.csv");
+  const std::string table = test::read_text(kSource + "/src/ports/esp_idf/partitions.csv");
   EXPECT_NE(table.find("(" + std::to_string(bytes) + " bytes) leaves " + std::to_string(model.size - bytes)),
             std::string::npos)
       << "partitions.csv's comment must state the model's size and the slack";

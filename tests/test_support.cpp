@@ -250,6 +250,11 @@ std::vector<unsigned char> read_file(const std::string& path) {
   return std::vector<unsigned char>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
+std::string read_text(const std::string& path) {
+  const std::vector<unsigned char> bytes = read_file(path);
+  return std::string(bytes.begin(), bytes.end());
+}
+
 void write_file(const std::string& path, const std::vector<unsigned char>& bytes) {
   std::ofstream out(path, std::ios::binary);
   out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));

@@ -67,6 +67,8 @@ CommandResult run_pocketlm_with_fifo(const std::vector<std::string>& args, const
 // A fresh empty directory under the system temp dir, removed at process exit.
 std::string temp_dir();
 std::vector<unsigned char> read_file(const std::string& path);
+// The file's bytes as a string ("" when it cannot be read).
+std::string read_text(const std::string& path);
 void write_file(const std::string& path, const std::vector<unsigned char>& bytes);
 bool file_exists(const std::string& path);
 // Names in `dir`, without . and .. (empty when it cannot be read).
