@@ -10,6 +10,7 @@
 #include <pspiofilemgr.h>
 #include <pspkernel.h>
 #include <psputility.h>
+#include <malloc.h> /* memalign */
 #include <stdlib.h>
 #include <string.h>
 
