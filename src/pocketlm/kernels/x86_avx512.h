@@ -5,10 +5,6 @@
 // - fp32 and f16: weights interleaved by 16 rows (quant/row_interleave.h, block_interleave.h);
 //   each lane adds w*x over the columns in index order, a separate multiply and add, as the
 //   reference does.
-// - q8_0 (llama2.c's q80): weights interleaved by 16 rows (quant/q80_interleave.h: a group of
-//   16 rows is 16 x gs contiguous bytes). The int32 group sums are exact in any order: 64 bytes
-//   (2 rows' 32) per multiply-add, then a shuffle tree leaves row k's sum in lane k; each lane
-//   then does runq.c's acc += ((float)isum * w_scale) * x_scale, groups in order.
 // - Q8_0 and Q4_0: 16 rows per interleaved block, 4 bytes of a row per 32-bit lane
 //   (quant/block_interleave.h), so each row's block sum stays in its own lane; then the
 //   reference's acc = acc + (float)isum * (d_w * d_x), blocks in order.
@@ -26,6 +22,12 @@
 #include "pocketlm/quant/q8_0.h"
 #include "pocketlm/quant/q80.h"
 
+// GCC 12's AVX-512 conversion intrinsics pass _mm512_undefined_ps(), which -Wmaybe-uninitialized
+// reports at every use (as in x86_expf.cpp): not a defect of this code.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
 namespace pocketlm {
 namespace {  // NOLINT(google-build-namespaces): one copy per backend file
 
@@ -34,12 +36,6 @@ constexpr int kLanes16 = 16;
 // others': one core keeps more cache-line fills in flight with several sequential streams than
 // with one (the hardware prefetcher follows each), which is what decode from DRAM needs.
 constexpr int kStreams512 = 4;
-// q8_0 reads a second stream per run, its scales (one 64-byte line per 16 x gs bytes of values),
-// so it takes two runs: four measured at 0.6x of two from DRAM.
-constexpr int kQ80Streams = 2;
-// Groups ahead of use that q8_0 requests its scale lines: a stream that slow is not followed by
-// the hardware prefetcher, and each line would be a miss at DRAM latency.
-constexpr int kScaleAhead = 8;
 
 inline std::int32_t load_i32_512(const void* p) {
   std::int32_t v;
@@ -50,7 +46,7 @@ inline std::int32_t load_i32_512(const void* p) {
 // ---- fp32 and f16 ----
 
 // 4 blocks of 16 rows at once: four weight streams, four independent add chains.
-void matmul_f32_512(float* out, const float* x, const float* w, int n, int d) {
+inline void matmul_f32_512(float* out, const float* x, const float* w, int n, int d) {
   const int full = d / kLanes16 * kLanes16;
   const std::size_t block = static_cast<std::size_t>(kLanes16) * n;
   int r = 0;
@@ -82,7 +78,7 @@ void matmul_f32_512(float* out, const float* x, const float* w, int n, int d) {
 }
 
 // F16 weights interleaved by 16 rows, each converted exactly (vcvtph2ps), then as fp32.
-void matmul_f16_512(float* out, const Matrix& w, const Activation& x, int rows) {
+inline void matmul_f16_512(float* out, const Matrix& w, const Activation& x, int rows) {
   const int n = w.cols;
   const float* xv = x.f32();
   const auto* h = static_cast<const std::uint16_t*>(w.values);
@@ -113,105 +109,6 @@ void matmul_f16_512(float* out, const Matrix& w, const Activation& x, int rows) 
   }
   if (full < rows) reference::matmul_f16(out + full, rows_from(w, full), x, rows - full);
 }
-
-// ---- q8_0 (llama2.c's q80) ----
-
-// Lane k of the result = the sum of the 8 int32 lanes of row k, where v[i] holds rows 2i
-// (lanes 0-7) and 2i+1 (lanes 8-15). Pairs of lanes are added within 128-bit chunks, then
-// chunks across vectors; the tree leaves the rows in the order kRowOrder undoes.
-inline __m512i sum_rows_16(const __m512i v[8]) {
-  __m512i a[4], b[2];
-  for (int i = 0; i < 4; ++i)
-    a[i] = _mm512_add_epi32(_mm512_unpacklo_epi32(v[2 * i], v[2 * i + 1]), _mm512_unpackhi_epi32(v[2 * i], v[2 * i + 1]));
-  // a[i], chunk c: [v2i_c0+v2i_c2, v2i+1_c0+.., v2i_c1+v2i_c3, v2i+1_c1+..] (c = 128-bit chunk)
-  for (int i = 0; i < 2; ++i)
-    b[i] = _mm512_add_epi32(_mm512_unpacklo_epi64(a[2 * i], a[2 * i + 1]), _mm512_unpackhi_epi64(a[2 * i], a[2 * i + 1]));
-  // b[i], chunk c: the chunk-c sums of v4i, v4i+1, v4i+2, v4i+3 (chunks 0-1 row 2i', 2-3 row 2i'+1)
-  const __m512i even = _mm512_shuffle_i32x4(b[0], b[1], 0x88);  // chunks 0, 2 of b0, then of b1
-  const __m512i odd = _mm512_shuffle_i32x4(b[0], b[1], 0xDD);   // chunks 1, 3
-  const __m512i s = _mm512_add_epi32(even, odd);
-  // s = rows [0 2 4 6 | 1 3 5 7 | 8 10 12 14 | 9 11 13 15]: back to row order.
-  const __m512i order = _mm512_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7, 8, 12, 9, 13, 10, 14, 11, 15);
-  return _mm512_permutexvar_epi32(order, s);
-}
-
-// The int32 sums of group g of one 16-row block (wg: 16 rows x gs bytes), lane k = row k.
-// With a biased Dot (VNNI) each lane sums (w + 128) * x, unsigned by signed, from a start of
-// -128 * (its 4 activation bytes' sum), the same for every row: exact, one instruction per 64
-// bytes.
-template <class Dot>
-inline __m512i q80_group_sums(const std::int8_t* wg, const std::int8_t* xg, int gs) {
-  __m512i sums[8];
-  for (int j = 0; j < gs; j += 32) {
-    // Both halves: activation bytes j..j+31 of this group.
-    const __m512i x = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xg + j)));
-    if (j == 0) {
-      const __m512i start = Dot::kBiased ? Dot::bias(x) : _mm512_setzero_si512();
-      for (int i = 0; i < 8; ++i) sums[i] = start;
-    } else if (Dot::kBiased) {
-      const __m512i more = Dot::bias(x);
-      for (int i = 0; i < 8; ++i) sums[i] = _mm512_add_epi32(sums[i], more);
-    }
-    for (int i = 0; i < 8; ++i) {
-      // Rows 2i and 2i+1, bytes j..j+31 of each.
-      const std::int8_t* p0 = wg + static_cast<std::size_t>(2 * i) * gs + j;
-      const __m512i wv = gs == 32 ? _mm512_loadu_si512(p0)
-                                  : _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(
-                                                           reinterpret_cast<const __m256i*>(p0))),
-                                                       _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p0 + gs)), 1);
-      sums[i] = Dot::kBiased ? Dot::biased_add(sums[i], wv, x) : Dot::signed_add(sums[i], wv, x);
-    }
-  }
-  return sum_rows_16(sums);
-}
-
-// Rows [0, full) in 16-row interleaved blocks, group size a multiple of 32: kQ80Streams runs of
-// consecutive blocks, one block of each per pass, group by group. Each lane does runq.c's acc += ((float)isum * w_scale)
-// * x_scale, groups in order.
-template <class Dot>
-void matmul_q80_512_rows(float* out, const std::int8_t* xq, const float* xs, const std::int8_t* wq, const float* ws,
-                         int n, int full, int gs) {
-  const int groups = n / gs, blocks = full / kLanes16, run = (blocks + kQ80Streams - 1) / kQ80Streams;
-  for (int b = 0; b < run; ++b) {
-    int row[kQ80Streams];
-    __m512 acc[kQ80Streams];
-    int active = 0;  // the runs that still have a block b: a prefix of them
-    for (int s = 0; s < kQ80Streams && b + s * run < blocks; ++s, ++active) {
-      row[s] = (b + s * run) * kLanes16;
-      acc[s] = _mm512_setzero_ps();
-    }
-    for (int g = 0; g < groups; ++g) {
-      const __m512 xscale = _mm512_set1_ps(xs[g]);
-      for (int s = 0; s < active; ++s) {
-        if (kScaleAhead > 0 && g + kScaleAhead < groups)
-          _mm_prefetch(reinterpret_cast<const char*>(ws + static_cast<std::size_t>(row[s]) * groups +
-                                                     static_cast<std::size_t>(g + kScaleAhead) * kLanes16),
-                       _MM_HINT_T0);
-        const std::int8_t* wg = wq + static_cast<std::size_t>(row[s]) * n + static_cast<std::size_t>(g) * kLanes16 * gs;
-        const __m512 isum = _mm512_cvtepi32_ps(q80_group_sums<Dot>(wg, xq + g * gs, gs));
-        const __m512 wscale =
-            _mm512_loadu_ps(ws + static_cast<std::size_t>(row[s]) * groups + static_cast<std::size_t>(g) * kLanes16);
-        acc[s] = _mm512_add_ps(acc[s], _mm512_mul_ps(_mm512_mul_ps(isum, wscale), xscale));
-      }
-    }
-    for (int s = 0; s < active; ++s) _mm512_storeu_ps(out + row[s], acc[s]);
-  }
-}
-
-template <class Dot>
-void matmul_q80_512(float* out, const std::int8_t* xq, const float* xs, const std::int8_t* wq, const float* ws, int n,
-                    int d, int gs) {
-  const int full = gs % 32 == 0 ? d / kLanes16 * kLanes16 : 0;  // other group sizes: all scalar
-  if (full > 0) matmul_q80_512_rows<Dot>(out, xq, xs, wq, ws, n, full, gs);
-  if (full < d) {
-    const int groups = n / gs;
-    reference::matmul_q80(out + full, xq, xs, wq + static_cast<std::size_t>(full) * n,
-                          ws + static_cast<std::size_t>(full) * groups, n, d - full, gs);
-  }
-}
-
-// Group sizes that are a multiple of 32 read weights interleaved by 16 rows; others row-major.
-int q80_interleave_512(int group_size) { return group_size % 32 == 0 ? kLanes16 : 1; }
 
 // ---- Q8_0 and Q4_0 (ggml blocks) ----
 
@@ -317,3 +214,5 @@ void matmul_ggml_512(float* out, const Matrix& w, const Activation& x, int rows)
 
 }  // namespace
 }  // namespace pocketlm
+
+#pragma GCC diagnostic pop
