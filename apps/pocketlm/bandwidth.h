@@ -1,20 +1,51 @@
-// The machine's streaming read bandwidth, measured in the process that benchmarks decode, so
-// that `bench` can say how close decode comes to the memory limit (decode of a model larger
-// than the caches reads every weight byte once per token: memory-bound).
+// The machine's read bandwidth, measured in the process that benchmarks decode, so that `bench`
+// can say how close decode comes to the limit of the memory tier its weights live in. Decode
+// reads every weight byte once per token: weights that fit the last-level cache stream from it,
+// larger ones from DRAM, and the two rates differ by 2-3x. Neither the cache size the CPU
+// reports nor a single buffer size is trusted (cpuid reports 320-508 MiB of L3 on VMs whose
+// caches hold 32): a sweep over buffer sizes finds where reads leave the cache.
 #pragma once
+
+#include <vector>
 
 namespace pocketlm::cli {
 
-struct Bandwidth {
-  double gb_per_s = 0.0;  // 1e9 bytes per second, best pass
-  double buffer_mib = 0.0;
-  int threads = 0;
-  const char* loop = "";  // the read loop used: "avx2" or "scalar"
+// Read rate of one buffer size: the best of the sweep's timed passes.
+struct SweepPoint {
+  double mib = 0.0;
+  double gb_per_s = 0.0;  // 1e9 bytes per second
 };
 
-// `threads` workers each read their own slice of one buffer of `mib` MiB (larger than any
-// last-level cache), summing it with the widest vector loads this CPU has; the result is the
-// best of `passes` passes, each timed from a common start to the last worker's end.
-Bandwidth measure_read_bandwidth(int threads, int mib = 64, int passes = 5);
+struct BandwidthSweep {
+  std::vector<SweepPoint> points;  // ascending size
+  int threads = 0;
+  const char* loop = "";  // the read loop used: "avx512", "avx2" or "scalar"
+  // The last-level cache's knee: the largest size whose rate is still at least halfway from the
+  // DRAM rate to the cache plateau (the best rate at 4 MiB and above, past every L2), and the
+  // rate measured there. Weights smaller than the knee are read from cache at up to llc_gb_per_s.
+  double knee_mib = 0.0;
+  double llc_gb_per_s = 0.0;
+  // The streaming rate from DRAM: the rate at the largest size, which is at least 8x the knee.
+  double dram_mib = 0.0;
+  double dram_gb_per_s = 0.0;
+  double seconds = 0.0;  // the whole probe, allocation included
+};
+
+// `threads` workers each read their own slice of one buffer, with the widest vector loads this
+// CPU has, for buffers of 1 MiB doubling to 128 MiB (further, up to 1 GiB, while the largest
+// still reads at more than 0.6 of the cache plateau, or is less than 8x the knee). Each size is
+// read in passes of at least 32 MiB (a small buffer over and over), best of `passes`, each
+// timed from a common start to the last worker's end.
+BandwidthSweep sweep_read_bandwidth(int threads, int passes = 5);
+
+// Fills the knee, llc and dram figures of sweep->points (ascending, at least one).
+void find_limits(BandwidthSweep* sweep);
+
+// The tier `weight_bytes` stream from (the cache below the knee, else DRAM) and its rate.
+struct ReadLimit {
+  const char* tier = "";  // "llc" or "dram"
+  double gb_per_s = 0.0;
+};
+ReadLimit read_limit_for(const BandwidthSweep& sweep, double weight_bytes);
 
 }  // namespace pocketlm::cli

@@ -201,7 +201,20 @@ Status ModelFiles::open(const std::string& path, const std::string& z) {
 }
 
 Status open_session(ModelFiles& files, const SessionOptions& options, Session* session) {
-  const Status st = session->open(files.model, files.tokenizer, options);
+  SessionOptions o = options;
+  ModelSpec spec;
+  MemoryPlan plan;
+  // The plan open() will make, for the tiers' sizes; any error is open()'s to report.
+  if (Session::plan(files.model, files.tokenizer, o, &spec, &plan).ok() && plan.fits()) {
+    for (int t = 0; t < plan.tier_count() && t < MemoryPlan::kMaxTiers; ++t) {
+      const std::uint64_t need = plan.arena_bytes(t);
+      if (plan.tier(t).storage || o.tier_buffers[t] || need < kHugeArenaBytes || need > SIZE_MAX) continue;
+      if (!files.arena[t].allocate(static_cast<std::size_t>(need))) continue;  // open() allocates, and says so
+      o.tier_buffers[t] = files.arena[t].data();
+      o.tier_buffer_bytes[t] = files.arena[t].size();
+    }
+  }
+  const Status st = session->open(files.model, files.tokenizer, o);
   if (st.code() == StatusCode::kOutOfMemory && session->plan().size() > 0 && !session->plan().fits())
     print_plan(session->plan(), stderr);
   return st;

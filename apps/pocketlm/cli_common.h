@@ -12,6 +12,7 @@
 #include "pocketlm/runtime/session.h"
 #include "device_catalog.h"
 #include "ports/posix/file_storage.h"
+#include "ports/posix/huge_pages.h"
 #include "ports/posix/thread_pool.h"
 #include "ports/posix/thread_read_queue.h"
 
@@ -88,11 +89,17 @@ struct ModelFiles {
   Storage* tokenizer = nullptr;   // nullptr: the model's own (GGUF)
   std::string tokenizer_label;    // what the summary lines print
   std::string tokenizer_warning;  // -z replaces the model's own: for warn() once all went well
+  // The session's arena blocks in huge pages (open_session), by RAM tier: declared before the
+  // Session that borrows them, a ModelFiles outlives it.
+  HugePageBlock arena[MemoryPlan::kMaxTiers];
   // Opens the model at `path`, then its tokenizer (open_tokenizer, `z` as -z).
   Status open(const std::string& path, const std::string& z);
 };
 // session->open() over `files`; over budget, the plan is printed to stderr first, so that the
-// one-line error can be read against it.
+// one-line error can be read against it. A RAM tier of at least kHugeArenaBytes that the
+// options do not already give a buffer gets one in huge pages (files.arena: the host port's
+// lever for decode from DRAM, docs/performance.md); the engine borrows it.
+inline constexpr std::uint64_t kHugeArenaBytes = std::uint64_t{16} << 20;
 Status open_session(ModelFiles& files, const SessionOptions& options, Session* session);
 
 // The whole of the regular file at `path` into *out. A missing file, a directory or a FIFO is

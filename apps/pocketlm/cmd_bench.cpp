@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -266,18 +267,36 @@ int run_bench(const BenchOptions& o) {
   row("effective GB/s", t.decode_ms.empty() ? "n/a"
                                             : fmt("%.2f (weight bytes/token x decode tok/s)",
                                                   static_cast<double>(bytes_per_token) * decode_tps / 1e9));
-  // The machine's own limit, measured now with the same number of threads: decode of a model
-  // larger than the caches cannot stream weights faster than this.
-  const Bandwidth limit = measure_read_bandwidth(session.threads());
-  row("read bandwidth", fmt("%.2f GB/s (%.0f thread(s), %.0f MiB streaming read, best of 5)", limit.gb_per_s,
-                            limit.threads, limit.buffer_mib) + ", " + limit.loop + " loads");
-  j["read_bandwidth"] = {{"gb_per_s", limit.gb_per_s}, {"threads", limit.threads}, {"buffer_mib", limit.buffer_mib},
-                         {"loop", limit.loop}};
+  // The machine's own limits, measured now with the same number of threads: a sweep of read
+  // rates over buffer sizes gives the last-level cache's rate and DRAM's, and decode is compared
+  // with the tier its weights live in (a model larger than the cache's knee streams from DRAM).
+  const BandwidthSweep sweep = sweep_read_bandwidth(session.threads());
+  const ReadLimit limit = read_limit_for(sweep, static_cast<double>(bytes_per_token));
+  std::string sweep_text;
+  nlohmann::json sweep_json = nlohmann::json::array();
+  for (const SweepPoint& p : sweep.points) {
+    sweep_text += (sweep_text.empty() ? "" : ", ") + fmt("%.0f MiB %.1f", p.mib, p.gb_per_s);
+    sweep_json.push_back({{"mib", p.mib}, {"gb_per_s", p.gb_per_s}});
+  }
+  row("read sweep GB/s", sweep_text + fmt(" (%.0f thread(s), ", sweep.threads) + sweep.loop +
+                             fmt(" loads, best of 5, %.2f s)", sweep.seconds));
+  row("llc read", fmt("%.2f GB/s at %.0f MiB, the cache's knee (the largest size at least halfway from DRAM's rate "
+                      "to the cache plateau)", sweep.llc_gb_per_s, sweep.knee_mib));
+  row("dram read", fmt("%.2f GB/s at %.0f MiB", sweep.dram_gb_per_s, sweep.dram_mib));
+  const bool in_llc = std::strcmp(limit.tier, "llc") == 0;
+  row("read bandwidth", fmt("%.2f GB/s (", limit.gb_per_s) + limit.tier +
+                            fmt(in_llc ? ": weights below the %.0f MiB knee)" : ": weights at or above the %.0f MiB knee)",
+                                sweep.knee_mib));
+  j["read_bandwidth"] = {{"gb_per_s", limit.gb_per_s},     {"tier", limit.tier},
+                         {"threads", sweep.threads},       {"loop", sweep.loop},
+                         {"llc_gb_per_s", sweep.llc_gb_per_s}, {"llc_knee_mib", sweep.knee_mib},
+                         {"dram_gb_per_s", sweep.dram_gb_per_s}, {"dram_mib", sweep.dram_mib},
+                         {"seconds", sweep.seconds},      {"sweep", sweep_json}};
   if (!t.decode_ms.empty()) {
     j["fraction_of_limit"] = double(bytes_per_token) / 1e9 / limit.gb_per_s * decode_tps;
     const double per_limit = static_cast<double>(bytes_per_token) / 1e9 / limit.gb_per_s;
-    row("fraction of limit", fmt("%.2f (effective GB/s / read bandwidth; %.2f at the median ms/token)",
-                                 per_limit * decode_tps, per_limit * 1e3 / percentile(sorted, 50)));
+    row("fraction of limit", fmt("%.2f (effective GB/s / ", per_limit * decode_tps) + limit.tier +
+                                 fmt(" read bandwidth; %.2f at the median ms/token)", per_limit * 1e3 / percentile(sorted, 50)));
   }
   row("arena bytes", bytes_text(session.arena_bytes()));
   j["arena_bytes"] = session.arena_bytes();

@@ -13,6 +13,8 @@ const Kernels& tiled4_kernels();  // kernels/tiled4.cpp: portable, always compil
 #if defined(POCKETLM_HAVE_AVX2)
 const Kernels& avx2_kernels();     // kernels/avx2.cpp
 const Kernels& avxvnni_kernels();  // kernels/avxvnni.cpp
+const Kernels& avx512_kernels();      // kernels/avx512.cpp
+const Kernels& avx512vnni_kernels();  // kernels/avx512vnni.cpp: the same backend, vpdpbusd
 #endif
 #if defined(POCKETLM_HAVE_NEON)
 const Kernels& neon_kernels();  // kernels/neon.cpp; AArch64 always has Advanced SIMD
@@ -54,6 +56,25 @@ namespace {
 #endif
 }
 
+[[maybe_unused]] bool cpu_has_avx512() {
+#if defined(POCKETLM_HAVE_AVX2)
+  // AVX-512F, BW and VL, with the OS saving the zmm and mask registers (the builtin checks XCR0).
+  static const bool has = cpu_has_avx2() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                          __builtin_cpu_supports("avx512vl");
+  return has;
+#else
+  return false;
+#endif
+}
+
+#if defined(POCKETLM_HAVE_AVX2)
+// The avx512 backend, its int8 matmuls on vpdpbusd when the CPU has AVX512_VNNI.
+const Kernels& avx512_for_cpu() {
+  static const bool vnni = __builtin_cpu_supports("avx512vnni");
+  return vnni ? avx512vnni_kernels() : avx512_kernels();
+}
+#endif
+
 }  // namespace
 
 Status check_kernels_cover(const Kernels& kernels, TensorType type, const char* tensor) {
@@ -72,6 +93,7 @@ const char* const* kernel_names() {
 #if defined(POCKETLM_HAVE_AVX2)
       "avx2",
       "avxvnni",
+      "avx512",
 #endif
 #if defined(POCKETLM_HAVE_NEON)
       "neon",
@@ -89,6 +111,7 @@ const Kernels* find_kernels(const char* name) {
 #if defined(POCKETLM_HAVE_AVX2)
   if (std::strcmp(name, "avx2") == 0) return cpu_has_avx2() ? &avx2_kernels() : nullptr;
   if (std::strcmp(name, "avxvnni") == 0) return cpu_has_avxvnni() ? &avxvnni_kernels() : nullptr;
+  if (std::strcmp(name, "avx512") == 0) return cpu_has_avx512() ? &avx512_for_cpu() : nullptr;
 #endif
 #if defined(POCKETLM_HAVE_NEON)
   if (std::strcmp(name, "neon") == 0) return &neon_kernels();
@@ -101,6 +124,7 @@ const Kernels* find_kernels(const char* name) {
 
 const Kernels& default_kernels() {
 #if defined(POCKETLM_HAVE_AVX2)
+  if (cpu_has_avx512()) return avx512_for_cpu();
   if (cpu_has_avxvnni()) return avxvnni_kernels();
   if (cpu_has_avx2()) return avx2_kernels();
 #endif

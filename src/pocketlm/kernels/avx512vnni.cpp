@@ -1,0 +1,67 @@
+// The avx512 backend's int8 matmuls on a CPU with AVX512_VNNI (Q8_0, Q4_0 on 16 lanes; q80 on
+// avxvnni's 8-row kernels, with the EVEX form of the same instruction): vpdpbusd multiplies unsigned by
+// signed bytes and adds each group of 4 products straight into an int32 lane (one instruction
+// for vpmaddubsw, vpmaddwd and vpaddd), without saturating; the group sums are exact integers
+// in any order, so the bits are reference's. Same name and layouts as kernels/avx512.cpp, whose
+// table this file's overrides go on. Compiled with -mavx512f -mavx512bw -mavx512vl -mavx512vnni
+// -mf16c; chosen when the CPU reports AVX512_VNNI too (kernels/registry.cpp).
+#include <immintrin.h>
+
+#include "pocketlm/kernels/kernels.h"
+#include "pocketlm/kernels/x86_avx512.h"
+#include "pocketlm/kernels/x86_int8.h"
+
+namespace pocketlm {
+
+Kernels avx512_table(const Kernels& base);  // kernels/avx512.cpp
+const Kernels& avx2_kernels();              // kernels/avx2.cpp
+
+namespace {
+
+struct Avx512VnniDot {
+  static inline __m512i add(__m512i acc, __m512i u, __m512i s) { return _mm512_dpbusd_epi32(acc, u, s); }
+  // acc + the sums of 4 products (w + 128) * x: w's bytes with the top bit flipped are w + 128,
+  // unsigned, and vpdpbusd never saturates. The caller removes 128 * (the activations' sum).
+  static constexpr bool kBiased = true;
+  static inline __m512i biased_add(__m512i acc, __m512i w, __m512i x) {
+    return add(acc, _mm512_xor_si512(w, _mm512_set1_epi8(static_cast<char>(0x80))), x);
+  }
+  // -128 * (the sum of each lane's 4 activation bytes): where a biased sum starts.
+  static inline __m512i bias(__m512i x) {
+    return _mm512_sub_epi32(_mm512_setzero_si512(), add(_mm512_setzero_si512(), _mm512_set1_epi8(static_cast<char>(0x80)), x));
+  }
+  // |w| * (x negated where w < 0): exact for every int8 w while |x| <= 127.
+  static inline __m512i signed_add(__m512i acc, __m512i w, __m512i x) {
+    const __mmask64 negative = _mm512_movepi8_mask(w);
+    return add(acc, _mm512_abs_epi8(w), _mm512_mask_sub_epi8(x, negative, _mm512_setzero_si512(), x));
+  }
+  static inline __m512i add_small(__m512i acc, __m512i u, __m512i s) { return add(acc, u, s); }
+  static inline __m512i widen_small(__m512i acc) { return acc; }
+};
+
+// q80's 8-row 256-bit kernels (kernels/x86_int8.h) on the EVEX vpdpbusd of AVX512_VNNI + VL:
+// avxvnni's VnniDot, for CPUs that have AVX-512 VNNI but not AVX-VNNI.
+struct Evex256VnniDot {
+  static inline __m256i add(__m256i acc, __m256i u, __m256i s) { return _mm256_dpbusd_epi32(acc, u, s); }
+  static inline __m256i signed_add(__m256i acc, __m256i w, __m256i x) {
+    return add(acc, _mm256_abs_epi8(w), _mm256_sign_epi8(x, w));
+  }
+  static inline __m256i add_small(__m256i acc, __m256i u, __m256i s) { return add(acc, u, s); }
+  static inline __m256i widen_small(__m256i acc) { return acc; }
+};
+
+}  // namespace
+
+const Kernels& avx512vnni_kernels() {
+  static const Kernels kAvx512Vnni = [] {
+    Kernels k = avx512_table(avx2_kernels());
+    k.matmul[type_index(TensorType::kQ80)] = matmul_q80_entry<matmul_q80<Evex256VnniDot>>;
+    k.matmul_batch[type_index(TensorType::kQ80)] = matmul_q80_batch<Evex256VnniDot>;
+    k.matmul[type_index(TensorType::kQ8_0)] = matmul_ggml_512<Avx512VnniDot, false>;
+    k.matmul[type_index(TensorType::kQ4_0)] = matmul_ggml_512<Avx512VnniDot, true>;
+    return k;
+  }();
+  return kAvx512Vnni;
+}
+
+}  // namespace pocketlm

@@ -1,0 +1,52 @@
+// bench's read-bandwidth sweep: where the last-level cache's knee falls and which tier's rate a
+// model's weights are compared with (apps/pocketlm/bandwidth.h). The probe itself is timed, so
+// only its shape is checked here; the rules run on recorded sweeps.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "bandwidth.h"
+
+namespace pocketlm::cli {
+namespace {
+
+BandwidthSweep sweep_of(std::initializer_list<SweepPoint> points) {
+  BandwidthSweep s;
+  s.points = points;
+  find_limits(&s);
+  return s;
+}
+
+TEST(BandwidthSweep, TheKneeIsTheLastSizeAtCacheSpeed) {
+  // The VM (cpuid: 320 MiB of L3, sysfs: 32): 1 MiB 66 GB/s, 16 MiB 59, 32 MiB 33, then 21-28.
+  const BandwidthSweep s = sweep_of({{1, 66}, {2, 64}, {4, 62}, {8, 61}, {16, 59}, {32, 33}, {64, 28}, {128, 24},
+                                     {256, 21}});
+  EXPECT_EQ(s.knee_mib, 16);
+  EXPECT_EQ(s.llc_gb_per_s, 59);
+  EXPECT_EQ(s.dram_mib, 256);
+  EXPECT_EQ(s.dram_gb_per_s, 21);
+  // synth15M q80 (17.1 MB) is past the knee: DRAM; stories1M's 3.7 MB is in the cache.
+  EXPECT_STREQ(read_limit_for(s, 17101764).tier, "dram");
+  EXPECT_EQ(read_limit_for(s, 17101764).gb_per_s, 21);
+  EXPECT_STREQ(read_limit_for(s, 3708928).tier, "llc");
+  EXPECT_EQ(read_limit_for(s, 3708928).gb_per_s, 59);
+}
+
+TEST(BandwidthSweep, AnL2PeakDoesNotSetThePlateau) {
+  // 1-2 MiB read from L2 at twice the L3 rate: the plateau is taken from 4 MiB on.
+  const BandwidthSweep s = sweep_of({{1, 120}, {2, 100}, {4, 60}, {8, 58}, {16, 50}, {32, 30}, {64, 22}, {128, 20}});
+  EXPECT_EQ(s.knee_mib, 16);  // 50 >= (60 + 20) / 2
+  EXPECT_EQ(s.dram_gb_per_s, 20);
+}
+
+TEST(BandwidthSweep, TheProbeSweepsPastTheKnee) {
+  const BandwidthSweep s = sweep_read_bandwidth(1, 1);
+  ASSERT_GE(s.points.size(), 8u);
+  EXPECT_EQ(s.points.front().mib, 1);
+  EXPECT_GE(s.dram_mib, 128);
+  EXPECT_GE(s.dram_mib, 2 * s.knee_mib);
+  for (const SweepPoint& p : s.points) EXPECT_GT(p.gb_per_s, 0) << p.mib;
+}
+
+}  // namespace
+}  // namespace pocketlm::cli
