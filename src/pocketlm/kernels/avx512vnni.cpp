@@ -39,16 +39,12 @@ struct Avx512VnniDot {
   static inline __m512i widen_small(__m512i acc) { return acc; }
 };
 
-// q80's 8-row 256-bit kernels (kernels/x86_int8.h) on the EVEX vpdpbusd of AVX512_VNNI + VL:
-// avxvnni's VnniDot, for CPUs that have AVX-512 VNNI but not AVX-VNNI.
-struct Evex256VnniDot {
+// q80's 8-row 256-bit kernels (kernels/x86_int8.h) on the EVEX vpdpbusd of AVX512_VNNI + VL, for
+// CPUs that have AVX-512 VNNI but not AVX-VNNI.
+struct EvexDpbusd {
   static inline __m256i add(__m256i acc, __m256i u, __m256i s) { return _mm256_dpbusd_epi32(acc, u, s); }
-  static inline __m256i signed_add(__m256i acc, __m256i w, __m256i x) {
-    return add(acc, _mm256_abs_epi8(w), _mm256_sign_epi8(x, w));
-  }
-  static inline __m256i add_small(__m256i acc, __m256i u, __m256i s) { return add(acc, u, s); }
-  static inline __m256i widen_small(__m256i acc) { return acc; }
 };
+using Evex256VnniDot = VnniDot<EvexDpbusd>;
 
 }  // namespace
 

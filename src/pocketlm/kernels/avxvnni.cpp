@@ -17,18 +17,11 @@ const Kernels& avx2_kernels();  // kernels/avx2.cpp
 
 namespace {
 
-struct VnniDot {
-  // acc + the int32 sums of 4 adjacent products u[i] * s[i] (u unsigned, s signed bytes).
+// AVX-VNNI's (VEX) vpdpbusd.
+struct VexDpbusd {
   static inline __m256i add(__m256i acc, __m256i u, __m256i s) { return _mm256_dpbusd_avx_epi32(acc, u, s); }
-  // acc + the int32 sums of 4 adjacent products w[i] * x[i] of two signed byte vectors, as
-  // |w| * (x * sign(w)): exact for every int8 w while |x| <= 127 (the activations' range).
-  static inline __m256i signed_add(__m256i acc, __m256i w, __m256i x) {
-    return add(acc, _mm256_abs_epi8(w), _mm256_sign_epi8(x, w));
-  }
-  // Small sums (MaddubsDot's int16 shortcut): here already int32.
-  static inline __m256i add_small(__m256i acc, __m256i u, __m256i s) { return add(acc, u, s); }
-  static inline __m256i widen_small(__m256i acc) { return acc; }
 };
+using Dot = VnniDot<VexDpbusd>;
 
 }  // namespace
 
@@ -36,10 +29,10 @@ const Kernels& avxvnni_kernels() {
   static const Kernels kAvxVnni = [] {
     Kernels k = avx2_kernels();  // same layouts (interleave), same non-int8 kernels
     k.name = "avxvnni";
-    k.matmul[type_index(TensorType::kQ80)] = matmul_q80_entry<matmul_q80<VnniDot>>;
-    k.matmul_batch[type_index(TensorType::kQ80)] = matmul_q80_batch<VnniDot>;
-    k.matmul[type_index(TensorType::kQ8_0)] = matmul_ggml<VnniDot, false>;
-    k.matmul[type_index(TensorType::kQ4_0)] = matmul_ggml<VnniDot, true>;
+    k.matmul[type_index(TensorType::kQ80)] = matmul_q80_entry<matmul_q80<Dot>>;
+    k.matmul_batch[type_index(TensorType::kQ80)] = matmul_q80_batch<Dot>;
+    k.matmul[type_index(TensorType::kQ8_0)] = matmul_ggml<Dot, false>;
+    k.matmul[type_index(TensorType::kQ4_0)] = matmul_ggml<Dot, true>;
     return k;
   }();
   return kAvxVnni;

@@ -73,6 +73,22 @@ struct MaddubsDot {
   static inline __m256i widen_small(__m256i acc) { return _mm256_madd_epi16(acc, _mm256_set1_epi16(1)); }
 };
 
+// VNNI: vpdpbusd adds each group of 4 products u[i] * s[i] (u unsigned, s signed bytes) straight
+// into an int32 lane, without saturating. Dpbusd::add is one of its forms: AVX-VNNI's VEX
+// encoding (avxvnni.cpp) or AVX512_VNNI + VL's EVEX one (avx512vnni.cpp), each compiled in its
+// own file with its own flags.
+template <typename Dpbusd>
+struct VnniDot {
+  static inline __m256i add(__m256i acc, __m256i u, __m256i s) { return Dpbusd::add(acc, u, s); }
+  // |w| * (x * sign(w)): exact for every int8 w while |x| <= 127 (the activations' range).
+  static inline __m256i signed_add(__m256i acc, __m256i w, __m256i x) {
+    return add(acc, _mm256_abs_epi8(w), _mm256_sign_epi8(x, w));
+  }
+  // Small sums (MaddubsDot's int16 shortcut): here already int32.
+  static inline __m256i add_small(__m256i acc, __m256i u, __m256i s) { return add(acc, u, s); }
+  static inline __m256i widen_small(__m256i acc) { return acc; }
+};
+
 // Sum of the 8 int32 lanes of each of v[0..7], as one vector (lane k = sum of v[k]).
 inline __m256i sum_lanes_8(const __m256i v[8]) {
   const __m256i t01 = _mm256_hadd_epi32(v[0], v[1]);
