@@ -23,7 +23,7 @@ TEST(CliHelp, EveryValueIsTypedAndChoicesAreListed) {
       {"bench", {"-z FILE", "-n INT", "--heap SIZE", "--kernels " + backends, "--repeats INT"}},
       {"inspect", {"model FILE"}},
       {"synth", {"stories260K|stories15M|stories42M|stories110M", "--seed INT", "-o FILE"}},
-      {"convert", {"input FILE", "--to q80|gguf", "--type f32|f16|q8_0|q4_0", "-z FILE", "--group-size INT", "-o FILE"}},
+      {"convert", {"input FILE", "--to q80|gguf", "--type f32|f16|q8_0|q4_0|iq4_xs", "-z FILE", "--group-size INT", "-o FILE"}},
       {"eval", {"model FILE", "text FILE", "-z FILE", "--against FILE", "--split heldout|all", "--split-seed INT",
                 "--stories INT", "--seq-len INT", "--stride INT", "--kernels " + backends, "--threads INT"}},
       {"chat", {"model FILE", "-z FILE", "-t FLOAT", "-p FLOAT", "-s INT", "-n INT", "-i TEXT", "-y TEXT",

@@ -379,7 +379,7 @@ TEST(GgufBadInput, CliReportsOneLine) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(r.out.empty()) << r.out;
   EXPECT_EQ(r.err, "pocketlm: error: " + path + ": GGUF tensor blk.0.attn_k.weight has type Q4_K (12), which pocketlm "
-                   "does not read (it reads F32, F16, Q8_0 and Q4_0)\n");
+                   "does not read (it reads F32, F16, Q8_0, Q4_0 and IQ4_XS)\n");
 }
 
 // tokenizer.bin -> GGUF -> the tables a session holds: the same pieces, scores and ids.

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "pocketlm/format/gguf.h"
+#include "golden_models.h"
 #include "pocketlm/format/model_reader.h"
 #include "ports/posix/file_storage.h"
 #include "test_support.h"
@@ -37,6 +38,7 @@ std::uint32_t ggml_code(TensorType t) {
     case TensorType::kF16: return gguf::kGgmlF16;
     case TensorType::kQ8_0: return gguf::kGgmlQ8_0;
     case TensorType::kQ4_0: return gguf::kGgmlQ4_0;
+    case TensorType::kIQ4_XS: return gguf::kGgmlIQ4_XS;
     default: return gguf::kGgmlF32;
   }
 }
@@ -62,21 +64,66 @@ std::string gguf_name(const TensorInfo& t) {
   return t.layer >= 0 ? "blk." + std::to_string(t.layer) + (g + 6) : std::string(g);
 }
 
-TEST(GgufJs, HuggingFaceParserReadsWhatPocketlmWrites) {
-  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/stories260K_q80.bin", "models/tok512.bin");
+// The directory with the parser installed; "" when node is missing (*skip) or the install
+// failed (a test failure).
+std::string parser_dir(bool* skip) {
   int status = 0;
   const std::string node = capture("command -v node", &status);
-  if (status != 0 || node.empty())
-    GTEST_SKIP() << "node is not installed: the @huggingface/gguf check is skipped (CI installs nodejs and npm)";
+  *skip = status != 0 || node.empty();
+  if (*skip) return "";
   const std::string dir = POCKETLM_NPM_DIR;
   const std::string src = POCKETLM_GGUF_JS_DIR;
-  ASSERT_EQ(std::system(("mkdir -p '" + dir + "' && cp '" + src + "/package.json' '" + src + "/dump.mjs' '" + dir + "/'")
-                            .c_str()),
-            0);
-  if (!test::file_exists(dir + "/node_modules/@huggingface/gguf/package.json")) {
-    const int rc = std::system(("cd '" + dir + "' && npm install --no-audit --no-fund --silent >npm-install.log 2>&1").c_str());
-    ASSERT_EQ(rc, 0) << "npm install of @huggingface/gguf failed: see " << dir << "/npm-install.log";
+  if (std::system(("mkdir -p '" + dir + "' && cp '" + src + "/package.json' '" + src + "/dump.mjs' '" + dir + "/'")
+                      .c_str()) != 0) {
+    ADD_FAILURE() << "cannot copy " << src << " to " << dir;
+    return "";
   }
+  if (!test::file_exists(dir + "/node_modules/@huggingface/gguf/package.json") &&
+      std::system(("cd '" + dir + "' && npm install --no-audit --no-fund --silent >npm-install.log 2>&1").c_str()) != 0) {
+    ADD_FAILURE() << "npm install of @huggingface/gguf failed: see " << dir << "/npm-install.log";
+    return "";
+  }
+  return dir;
+}
+
+constexpr const char* kNoNode = "node is not installed: the @huggingface/gguf check is skipped (CI installs nodejs and npm)";
+
+// IQ4_XS (type 23): the ESP32-shaped PLE model with its table in IQ4_XS, each tensor where
+// pocketlm's reader puts it. Part of the test above, so that one process installs the parser.
+void expect_iq4_xs_table_read(const std::string& dir) {
+  SCOPED_TRACE("esp32-ple_iq4xs.gguf");
+  const std::string path = test::golden_model_path("esp32-ple_iq4xs.gguf");
+  ASSERT_FALSE(path.empty());
+  int status = 0;
+  const std::string text = capture("cd '" + dir + "' && node dump.mjs '" + path + "'", &status);
+  ASSERT_EQ(status, 0) << text;
+  const json js = json::parse(text);
+  FileStorage f;
+  ASSERT_TRUE(f.open(path.c_str(), "model").ok());
+  ModelSpec spec;
+  ASSERT_TRUE(read_model_spec(f, &spec).ok());
+  EXPECT_EQ(js["metadata"]["general.architecture"], "pocketlm-ple");
+  int iq4 = 0;
+  for (int i = 0; i < spec.tensor_count(); ++i) {
+    const TensorInfo t = spec.tensor(i);
+    const std::string name = gguf_name(t);
+    for (const json& e : js["tensorInfos"])
+      if (e["name"] == name) {
+        EXPECT_EQ(e["dtype"], ggml_code(t.type)) << name;
+        EXPECT_EQ(e["offset"].get<std::uint64_t>(), t.offset - spec.header_bytes) << name;
+        iq4 += e["dtype"] == gguf::kGgmlIQ4_XS;
+      }
+  }
+  EXPECT_EQ(iq4, 1);  // per_layer_token_embd.weight
+}
+
+TEST(GgufJs, HuggingFaceParserReadsWhatPocketlmWrites) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/stories260K_q80.bin", "models/tok512.bin");
+  bool skip = false;
+  const std::string dir = parser_dir(&skip);
+  if (skip) GTEST_SKIP() << kNoNode;
+  ASSERT_FALSE(dir.empty());
+  int status = 0;
 
   const std::string work = test::temp_dir();
   struct Case {
@@ -154,6 +201,7 @@ TEST(GgufJs, HuggingFaceParserReadsWhatPocketlmWrites) {
       EXPECT_EQ(type_name(t.type), want) << name;
     }
   }
+  expect_iq4_xs_table_read(dir);
 }
 
 }  // namespace

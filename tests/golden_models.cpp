@@ -96,12 +96,20 @@ std::string golden_model_path(const std::string& name) {
     return synth_path(name, "stories42M", "42M", kSynth42MSha256, kSynth42MQ80Sha256);
   if (name == "synth110M.bin" || name == "synth110M_q80.bin")
     return synth_path(name, "stories110M", "110M", kSynth110MSha256, kSynth110MQ80Sha256);
-  if (name == "esp32-ple.gguf" || name == "esp32-ple_q4_0.gguf") {
+  if (name == "esp32-ple.gguf" || name == "esp32-ple_q4_0.gguf" || name == "esp32-ple_iq4xs.gguf") {
     const std::string dir = POCKETLM_TEST_MODELS_DIR;
     ::mkdir(dir.c_str(), 0755);
     const std::string f32 = dir + "/esp32-ple.gguf", q4 = dir + "/esp32-ple_q4_0.gguf";
     if (!ensure_generated(f32, kSynthEsp32PleSha256, {"synth", "esp32-ple", "--seed", "42", "-o", f32})) return "";
     if (name == "esp32-ple.gguf") return f32;
+    if (name == "esp32-ple_iq4xs.gguf") {
+      const std::string iq = dir + "/" + name;
+      return ensure_generated(iq, kSynthEsp32PleIQ4XSSha256,
+                              {"convert", f32, "--to", "gguf", "--type", "q4_0", "--tensor-type", "ple_table=iq4_xs",
+                               "-o", iq})
+                 ? iq
+                 : "";
+    }
     return ensure_generated(q4, kSynthEsp32PleQ4_0Sha256, {"convert", f32, "--to", "gguf", "--type", "q4_0", "-o", q4})
                ? q4
                : "";
@@ -109,9 +117,9 @@ std::string golden_model_path(const std::string& name) {
   return path;
 }
 
-Esp32PleFiles::Esp32PleFiles() {
-  const std::string path = golden_model_path("esp32-ple_q4_0.gguf");
-  EXPECT_TRUE(model.open(path.c_str(), "model").ok()) << "esp32-ple_q4_0.gguf: " << path;
+Esp32PleFiles::Esp32PleFiles(const char* name) {
+  const std::string path = golden_model_path(name);
+  EXPECT_TRUE(model.open(path.c_str(), "model").ok()) << name << ": " << path;
   EXPECT_TRUE(tokenizer.open(model_path("tokenizer.bin").c_str(), "tokenizer").ok());
 }
 

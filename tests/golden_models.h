@@ -22,6 +22,8 @@ inline constexpr const char* kSynth110MSha256 = "2a59ef73d2da6a237a5c9de82c2ed19
 inline constexpr const char* kSynthEsp32PleSha256 = "773f5107d08fdf1d0cbab80ce998a6486b0507a60d88cad86819d7fcc7225822";
 // Its `convert --to gguf --type q4_0` (15,876,128 bytes).
 inline constexpr const char* kSynthEsp32PleQ4_0Sha256 = "bb7c11df6b2bf29293024da35cd8c24cbd689475e1ae300299b402c959d01822";
+// Its `convert --to gguf --type q4_0 --tensor-type ple_table=iq4_xs` (15,108,128 bytes).
+inline constexpr const char* kSynthEsp32PleIQ4XSSha256 = "cc6e61349adc4d5fb021e94c2d9327da49a405fe45f1cded82eb8da8d356aded";
 inline constexpr const char* kSynth110MQ80Sha256 = "6ed8f5242d2191ca144a2eb06bc452c4c3386082fcd48c536d09292dee0f6789";
 
 // Every case of tests/golden/reference_runs.json: what llama2.c's run.c and runq.c produced,
@@ -48,14 +50,16 @@ std::string golden_model_file(const std::string& name);
 // file) are found, else the reason to skip (test_support.h: missing_file_reason).
 std::string golden_inputs_missing(const std::string& model, const std::string& tokenizer);
 // Path of a golden model ("stories260K.bin", "s260K_q80_gs4.bin", "synth15M.bin",
-// "synth15M_q80.bin", "esp32-ple.gguf", "esp32-ple_q4_0.gguf"), or "" when it is not available.
+// "synth15M_q80.bin", "esp32-ple.gguf", "esp32-ple_q4_0.gguf", "esp32-ple_iq4xs.gguf"), or "" when
+// it is not available.
 std::string golden_model_path(const std::string& name);
 
-// The ESP32-shaped PLE model in Q4_0 (golden_model_path, generated once into the build tree)
-// and Llama 2's tokenizer.bin, opened; a failure to open either is a test failure.
+// The ESP32-shaped PLE model in Q4_0 (or another golden variant: golden_model_path, generated
+// once into the build tree) and Llama 2's tokenizer.bin, opened; a failure to open either is a
+// test failure.
 struct Esp32PleFiles {
   FileStorage model, tokenizer;
-  Esp32PleFiles();
+  explicit Esp32PleFiles(const char* name = "esp32-ple_q4_0.gguf");
 };
 
 }  // namespace pocketlm::test

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <random>
 #include <string>
@@ -250,13 +251,14 @@ TEST_P(KernelEquivalence, SwigluMatchesRunCPastExpOverflow) {
   expect_same_bits(want, got, "swiglu at the expf limit");
 }
 
-// ---- GGUF types: F16, Q8_0 and Q4_0 weights (Q8_0 activations) ----
+// ---- GGUF types: F16, Q8_0, Q4_0 and IQ4_XS weights (Q8_0 activations) ----
 
 // Random ggml blocks of `type` for a [d, n] matrix: scales of varied magnitude (subnormal halves
-// included), every value byte possible (Q8_0's -128 too).
+// included), every value byte possible (Q8_0's -128 too; every IQ4_XS sub-block scale).
 std::vector<unsigned char> random_blocks(TensorType type, int d, int n, std::mt19937& rng) {
-  const std::size_t bs = row_value_bytes(type, 32, 0);
-  std::vector<unsigned char> w(static_cast<std::size_t>(d) * static_cast<std::size_t>(n / 32) * bs);
+  const int be = block_elements(type, 0);
+  const std::size_t bs = row_value_bytes(type, static_cast<std::size_t>(be), 0);
+  std::vector<unsigned char> w(static_cast<std::size_t>(d) * static_cast<std::size_t>(n / be) * bs);
   std::uniform_int_distribution<int> byte(0, 255);
   std::uniform_real_distribution<float> mag(-12.0f, 2.0f);
   for (std::size_t b = 0; b < w.size() / bs; ++b) {
@@ -283,9 +285,14 @@ std::vector<unsigned char> pack_blocks(const Kernels& k, TensorType type, const 
 }
 
 void expect_ggml_matmul_equal(const Kernels& ref, const Kernels& k, TensorType type, std::mt19937& rng) {
-  // [d, n]: rows not a multiple of 4 or 8, a single block, many blocks (past avx2's 64-block chunk).
+  // [d, n]: rows not a multiple of 4 or 8, a single block, many blocks (past avx2's 64-block
+  // chunk); IQ4_XS's in whole super-blocks of 256 (the PLE table's 768 among them).
   const int shapes[][2] = {{1, 32}, {7, 64}, {8, 32}, {9, 96}, {13, 288}, {17, 768}, {33, 2176}, {64, 64}, {300, 288}};
-  for (auto [d, n] : shapes) {
+  const int shapes256[][2] = {{1, 256}, {7, 512}, {8, 256}, {9, 768}, {13, 1280}, {17, 768}, {33, 2304}, {300, 256}};
+  const bool super = block_elements(type, 0) == 256;
+  const std::size_t count = super ? std::size(shapes256) : std::size(shapes);
+  for (std::size_t s = 0; s < count; ++s) {
+    const int d = super ? shapes256[s][0] : shapes[s][0], n = super ? shapes256[s][1] : shapes[s][1];
     const auto w = random_blocks(type, d, n, rng);
     const auto x = random_floats(static_cast<std::size_t>(n), rng, 4.0f);
     std::vector<unsigned char> xq(static_cast<std::size_t>(n / 32) * kQ8_0BlockBytes), xq2(xq.size());
@@ -319,6 +326,7 @@ void expect_ggml_matmul_equal(const Kernels& ref, const Kernels& k, TensorType t
 
 TEST_P(KernelEquivalence, MatmulQ8_0) { expect_ggml_matmul_equal(ref_, k_, TensorType::kQ8_0, rng_); }
 TEST_P(KernelEquivalence, MatmulQ4_0) { expect_ggml_matmul_equal(ref_, k_, TensorType::kQ4_0, rng_); }
+TEST_P(KernelEquivalence, MatmulIQ4_XS) { expect_ggml_matmul_equal(ref_, k_, TensorType::kIQ4_XS, rng_); }
 
 TEST_P(KernelEquivalence, MatmulF16) {
   const int shapes[][2] = {{1, 1}, {7, 3}, {9, 17}, {33, 64}, {64, 172}};
@@ -369,7 +377,7 @@ TEST(KernelTable, EveryBackendCoversTheTypesOfLlama2cModels) {
   for (const Kernels* k : backends()) {
     EXPECT_TRUE(check_kernels_cover(*k, TensorType::kF32, "wq").ok()) << k->name;
     EXPECT_TRUE(check_kernels_cover(*k, TensorType::kQ80, "wq").ok()) << k->name;
-    for (TensorType t : {TensorType::kF16, TensorType::kQ8_0, TensorType::kQ4_0})
+    for (TensorType t : {TensorType::kF16, TensorType::kQ8_0, TensorType::kQ4_0, TensorType::kIQ4_XS})
       EXPECT_TRUE(check_kernels_cover(*k, t, "wq").ok()) << k->name << " " << type_name(t);
   }
   Kernels partial = reference_kernels();

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cfenv>
 #include <cfloat>
 #include <cmath>
@@ -407,6 +408,21 @@ TEST(PleFile, BadFilesNameTheTensorAndTheField) {
             "[vocab_size, 64] (columns: n_layers x per_layer_dim)");
 }
 
+// An IQ4_XS tensor whose rows are not whole super-blocks: the file's table (64 columns) with
+// its type field changed from Q4_0 to IQ4_XS (23) in place.
+TEST(PleFile, IQ4_XSRowsMustBeWholeSuperBlocks) {
+  FileOptions o;
+  o.matrix_type = kGgmlQ4_0;
+  std::vector<unsigned char> file = ple_file(o);
+  const std::string name = "per_layer_token_embd.weight";
+  const auto at = std::search(file.begin(), file.end(), name.begin(), name.end()) - file.begin();
+  const std::size_t type_at = static_cast<std::size_t>(at) + name.size() + 4 + 2 * 8;  // n_dims, 2 dims
+  ASSERT_EQ(file[type_at], kGgmlQ4_0);
+  file[type_at] = kGgmlIQ4_XS;
+  EXPECT_EQ(read_error(file),
+            "ple.gguf: GGUF tensor per_layer_token_embd.weight has 64 columns, not a multiple of IQ4_XS's block of 256");
+}
+
 TEST(PleFile, ConvertKeepsTheKindAndTakesATypePerRole) {
   const std::string dir = test::temp_dir();
   const std::string in = dir + "/ple.gguf", out = dir + "/ple-q.gguf", v2 = dir + "/ple.bin";
@@ -438,6 +454,27 @@ TEST(PleFile, ConvertKeepsTheKindAndTakesATypePerRole) {
   EXPECT_EQ(test::sha256_of(in), before);
 }
 
+// IQ4_XS needs rows of whole 256-value super-blocks: this file's 64- and 32-column matrices are
+// written Q4_0 instead, and the summary says which.
+TEST(PleFile, IQ4_XSFallsBackToQ4_0ForShortRows) {
+  const std::string dir = test::temp_dir();
+  const std::string in = dir + "/ple.gguf", out = dir + "/ple-iq.gguf";
+  test::write_file(in, ple_file());
+  const test::CommandResult r = test::run_pocketlm(
+      {"convert", in, "--to", "gguf", "--type", "q8_0", "--tensor-type", "ple_table=iq4_xs", "-o", out});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("ple_table iq4_xs, no tokenizer (give -z to run it); Q4_0 for per_layer_token_embd.weight "
+                       "(columns not a multiple of 256)"),
+            std::string::npos)
+      << r.out;
+  FileStorage converted;
+  ASSERT_TRUE(converted.open(out.c_str(), "model").ok());
+  ModelSpec spec;
+  ASSERT_TRUE(read_model_spec(converted, &spec).ok());
+  EXPECT_EQ(spec.type(TensorRole::kPleTable), TensorType::kQ4_0);
+  EXPECT_EQ(spec.type(TensorRole::kPleGate), TensorType::kQ8_0);
+}
+
 // ---- The ESP32 shape with its table in flash ------------------------------------------------
 
 // A Storage that records where each read starts.
@@ -465,17 +502,26 @@ bool record(std::int32_t prev, std::int32_t /*next*/, void* ctx) {
   return true;
 }
 
-TEST(PleEsp32, TheTableStaysInFlashAndATokenReadsOneRow) {
+// The Q4_0 file, and the same with the table in IQ4_XS (the size that fits 16 MiB of flash).
+struct TableCase {
+  const char* file;
+  TensorType table_type;
+  std::uint64_t row_bytes;
+};
+class PleEsp32Table : public ::testing::TestWithParam<TableCase> {};
+
+TEST_P(PleEsp32Table, TheTableStaysInFlashAndATokenReadsOneRow) {
   POCKETLM_REQUIRE_FILES("models/tokenizer.bin");
-  test::Esp32PleFiles files;
+  test::Esp32PleFiles files(GetParam().file);
   ASSERT_FALSE(HasFailure());
   FileStorage& file = files.model;
   FileStorage& tokenizer = files.tokenizer;
   ModelSpec spec;
   ASSERT_TRUE(read_model_spec(file, &spec).ok());
   const TensorInfo table = spec.tensor(TensorRole::kPleTable, -1);
+  EXPECT_EQ(table.type, GetParam().table_type);
   const std::uint64_t row = table.bytes() / table.rows;
-  EXPECT_EQ(row, 432u);  // 768 values in 24 Q4_0 blocks of 18 bytes: at most the write-up's 450
+  EXPECT_EQ(row, GetParam().row_bytes);  // at most the write-up's 450
 
   std::vector<int> resident_tokens;
   for (const char* device : {"none", "esp32s3"}) {
@@ -519,6 +565,14 @@ TEST(PleEsp32, TheTableStaysInFlashAndATokenReadsOneRow) {
     }
   }
 }
+
+// 768 values: 24 Q4_0 blocks of 18 bytes, or 3 IQ4_XS super-blocks of 136.
+INSTANTIATE_TEST_SUITE_P(Types, PleEsp32Table,
+                         ::testing::Values(TableCase{"esp32-ple_q4_0.gguf", TensorType::kQ4_0, 432},
+                                           TableCase{"esp32-ple_iq4xs.gguf", TensorType::kIQ4_XS, 408}),
+                         [](const ::testing::TestParamInfo<TableCase>& i) {
+                           return std::string(type_name(i.param.table_type));
+                         });
 
 TEST(PleEsp32, StreamedWeightsGiveTheResidentTokens) {
   POCKETLM_REQUIRE_FILES("models/tokenizer.bin");

@@ -34,7 +34,7 @@ void add_convert_command(CLI::App& app, ConvertOptions& o) {
   cmd->add_option("input", o.input, "model: llama2.c .bin (v0/v1; for gguf also v2) or GGUF")->required()->type_name("FILE");
   cmd->add_option("--to", o.to, "target format")->required()->type_name("q80|gguf");
   cmd->add_option("--type", o.type, "gguf: type of every matrix (default f32; norms stay f32)")
-      ->type_name("f32|f16|q8_0|q4_0");
+      ->type_name("f32|f16|q8_0|q4_0|iq4_xs");
   cmd->add_option("--tensor-type", o.tensor_types,
                   "gguf: another type for one role's matrices, e.g. ple_table=q4_0 (roles as inspect lists them; "
                   "repeatable)")

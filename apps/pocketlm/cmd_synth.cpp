@@ -146,7 +146,7 @@ Status write_synth_gguf(std::uint64_t seed, const std::string& path, std::uint64
     if (!spec.add_role(role, TensorType::kF32, 0, rows, cols, 0, &end))
       return Status::error(StatusCode::kInvalidArgument, "esp32-ple: tensor %s does not fit 64 bits", role_name(role));
   }
-  std::vector<std::string> fallbacks;
+  std::vector<Fallback> fallbacks;
   std::uint32_t types[kTensorRoleCount];
   for (std::uint32_t& t : types) t = gguf::kGgmlF32;
   std::vector<OutTensor> tensors = plan_tensors(spec, types, &fallbacks);

@@ -49,7 +49,7 @@ int run_synth(const SynthOptions& options);
 struct ConvertOptions {
   std::string input;
   std::string to;          // "q80" or "gguf"
-  std::string type;        // gguf: f32 (default), f16, q8_0, q4_0
+  std::string type;        // gguf: f32 (default), f16, q8_0, q4_0, iq4_xs
   std::string tokenizer;   // gguf: tokenizer.bin to embed
   std::string group_size;  // empty: chosen from dim and hidden_dim
   std::string output;

@@ -1,4 +1,4 @@
-// `pocketlm convert IN --to gguf --type f32|f16|q8_0|q4_0 [-z tokenizer.bin] -o OUT`: any model
+// `pocketlm convert IN --to gguf --type f32|f16|q8_0|q4_0|iq4_xs [-z tokenizer.bin] -o OUT`: any model
 // pocketlm reads (llama2.c v0/v1/v2, GGUF) to a GGUF v3 `llama` file in llama.cpp's names and
 // keys, written front to back by the engine's GgufWriter: metadata, the tokenizer (from -z, or
 // copied from a GGUF input), then every tensor streamed a few rows at a time (dequantized to
@@ -7,7 +7,8 @@
 //
 // Types: norms stay F32 (as llama.cpp keeps them); every matrix takes --type, except that a
 // matrix whose rows are not whole blocks of 32 (stories260K's w2: 172 columns) cannot be
-// Q8_0/Q4_0 and is written F16 instead, which the summary line names.
+// Q8_0/Q4_0 and is written F16 instead, and an IQ4_XS matrix whose rows are not whole
+// super-blocks of 256 (a dim-96 model's) is written Q4_0 (or F16), which the summary line names.
 #include "gguf_convert.h"
 
 #include <cstring>
@@ -24,6 +25,7 @@
 #include "pocketlm/format/model_reader.h"
 #include "pocketlm/io/chunk_reader.h"
 #include "pocketlm/quant/fp16.h"
+#include "pocketlm/quant/iq4_xs.h"
 #include "pocketlm/quant/q4_0.h"
 #include "pocketlm/quant/q8_0.h"
 #include "pocketlm/text/tokenizer.h"
@@ -113,6 +115,7 @@ std::uint32_t ggml_of(const std::string& type) {
   if (type == "f16") return kGgmlF16;
   if (type == "q8_0") return kGgmlQ8_0;
   if (type == "q4_0") return kGgmlQ4_0;
+  if (type == "iq4_xs") return kGgmlIQ4_XS;
   return kGgmlF32;
 }
 
@@ -121,6 +124,7 @@ std::uint32_t file_type_of(std::uint32_t ggml) {
     case kGgmlF16: return kFileTypeF16;
     case kGgmlQ8_0: return kFileTypeQ8_0;
     case kGgmlQ4_0: return kFileTypeQ4_0;
+    case kGgmlIQ4_XS: return kFileTypeIQ4_XS;
     default: return kFileTypeF32;
   }
 }
@@ -160,6 +164,10 @@ class TensorCopier {
         out_.resize(n / 32 * kQ8_0BlockBytes);
         quantize_q8_0(f32, n, out_.data());
         return w_.tensor_data(out_.data(), out_.size());
+      case kGgmlIQ4_XS:
+        out_.resize(n / kIQ4_XSBlock * kIQ4_XSBlockBytes);
+        quantize_iq4_xs(f32, n, out_.data());
+        return w_.tensor_data(out_.data(), out_.size());
       default:
         out_.resize(n / 32 * kQ4_0BlockBytes);
         quantize_q4_0(f32, n, out_.data());
@@ -173,7 +181,9 @@ class TensorCopier {
   std::vector<unsigned char> out_;
 };
 
-bool is_gguf_type(const std::string& type) { return type == "f32" || type == "f16" || type == "q8_0" || type == "q4_0"; }
+bool is_gguf_type(const std::string& type) {
+  return type == "f32" || type == "f16" || type == "q8_0" || type == "q4_0" || type == "iq4_xs";
+}
 
 // --tensor-type ROLE=TYPE values into types[] (by role), each named in *summary (", ple_table
 // q4_0"). Errors: not ROLE=TYPE, a role that is not a matrix of this file, a type not written.
@@ -189,7 +199,7 @@ Status parse_tensor_types(const std::vector<std::string>& values, const ModelSpe
         found = r;
     if (eq == std::string::npos || !is_gguf_type(type))
       return Status::error(StatusCode::kInvalidArgument,
-                           "--tensor-type: '%s' is not ROLE=TYPE with TYPE f32, f16, q8_0 or q4_0", v.c_str());
+                           "--tensor-type: '%s' is not ROLE=TYPE with TYPE f32, f16, q8_0, q4_0 or iq4_xs", v.c_str());
     if (found < 0)
       return Status::error(StatusCode::kInvalidArgument,
                            "--tensor-type: '%s' names no matrix of this %s model (roles as pocketlm inspect lists them)",
@@ -208,7 +218,7 @@ std::string base_name(const std::string& path) {
 
 }  // namespace
 
-std::vector<OutTensor> plan_tensors(const ModelSpec& spec, const std::uint32_t* types, std::vector<std::string>* fallbacks) {
+std::vector<OutTensor> plan_tensors(const ModelSpec& spec, const std::uint32_t* types, std::vector<Fallback>* fallbacks) {
   std::vector<OutTensor> out;
   auto add = [&](K role, int layer) {
     OutTensor t;
@@ -219,10 +229,11 @@ std::vector<OutTensor> plan_tensors(const ModelSpec& spec, const std::uint32_t* 
     t.type = kGgmlF32;
     if (t.source.rows > 1) {
       t.type = types[static_cast<int>(role)];
-      if ((t.type == kGgmlQ8_0 || t.type == kGgmlQ4_0) && t.source.cols % 32 != 0) {
-        t.type = kGgmlF16;
-        if (layer <= 0) fallbacks->push_back(layer < 0 ? t.name : std::string("blk.N") + (role_info(role).gguf_name + 6));
-      }
+      const std::uint32_t wanted = t.type;
+      if (t.type == kGgmlIQ4_XS && t.source.cols % kIQ4_XSBlock != 0) t.type = kGgmlQ4_0;
+      if ((t.type == kGgmlQ8_0 || t.type == kGgmlQ4_0) && t.source.cols % 32 != 0) t.type = kGgmlF16;
+      if (t.type != wanted && layer <= 0)
+        fallbacks->push_back({layer < 0 ? t.name : std::string("blk.N") + (role_info(role).gguf_name + 6), t.type});
     }
     out.push_back(t);
   };
@@ -284,7 +295,7 @@ Status write_gguf_metadata(GgufWriter& w, const ModelSpec& spec, const std::stri
 
 Status convert_to_gguf(const GgufConvertOptions& o, std::string* summary) {
   if (!is_gguf_type(o.type))
-    return Status::error(StatusCode::kInvalidArgument, "--type: '%s' is not a GGUF type pocketlm writes (f32, f16, q8_0, q4_0)",
+    return Status::error(StatusCode::kInvalidArgument, "--type: '%s' is not a GGUF type pocketlm writes (f32, f16, q8_0, q4_0, iq4_xs)",
                          o.type.c_str());
   FileStorage in;
   POCKETLM_TRY(in.open(o.input.c_str(), "model"));
@@ -299,7 +310,7 @@ Status convert_to_gguf(const GgufConvertOptions& o, std::string* summary) {
   else if (spec.tokenizer.tokens_offset)
     POCKETLM_TRY(read_embedded(in, spec.tokenizer, &vocab));
 
-  std::vector<std::string> fallbacks;
+  std::vector<Fallback> fallbacks;
   const std::uint32_t matrix_type = ggml_of(o.type);
   std::uint32_t types[kTensorRoleCount];
   for (std::uint32_t& t : types) t = matrix_type;
@@ -324,10 +335,14 @@ Status convert_to_gguf(const GgufConvertOptions& o, std::string* summary) {
   POCKETLM_TRY(out.commit());
   *summary = "GGUF v3, matrices " + o.type + overrides +
              (vocab.present() ? ", tokenizer embedded" : ", no tokenizer (give -z to run it)");
-  if (!fallbacks.empty()) {
-    *summary += "; F16 for ";
-    for (std::size_t i = 0; i < fallbacks.size(); ++i) *summary += (i ? ", " : "") + fallbacks[i];
-    *summary += " (columns not a multiple of 32)";
+  // "; F16 for a, b (columns not a multiple of 32)", then the same for IQ4_XS's Q4_0 fallbacks.
+  for (const std::uint32_t type : {kGgmlF16, kGgmlQ4_0}) {
+    std::string names;
+    for (const Fallback& f : fallbacks)
+      if (f.type == type) names += (names.empty() ? "" : ", ") + f.name;
+    if (!names.empty())
+      *summary += std::string("; ") + (type == kGgmlF16 ? "F16 for " : "Q4_0 for ") + names +
+                  (type == kGgmlF16 ? " (columns not a multiple of 32)" : " (columns not a multiple of 256)");
   }
   return Status();
 }

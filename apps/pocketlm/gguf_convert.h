@@ -14,7 +14,7 @@ namespace pocketlm::cli {
 
 struct GgufConvertOptions {
   std::string input;
-  std::string type;       // f32, f16, q8_0 or q4_0: the type of every matrix
+  std::string type;       // f32, f16, q8_0, q4_0 or iq4_xs: the type of every matrix
   std::string tokenizer;  // tokenizer.bin to embed; empty: the input's own (GGUF), else none
   std::string output;
   // --tensor-type ROLE=TYPE: another type for one role's matrices ("ple_table=q4_0").
@@ -50,9 +50,14 @@ struct OutTensor {
 // The output's tensors in llama.cpp's order: the global tensors a token reads before the layers
 // (token_embd, a PLE model's table and projection), each layer's tensors, then the other global
 // ones (output_norm, output); by the role table, for whatever architecture the spec is. Norms
-// are F32 and a matrix of role r `types[r]` (a ggml type), but F16 for a matrix whose rows are
-// not whole blocks of 32 (its name, or "blk.N..." once for a per-layer role, goes to *fallbacks).
-std::vector<OutTensor> plan_tensors(const ModelSpec& spec, const std::uint32_t* types, std::vector<std::string>* fallbacks);
+// are F32 and a matrix of role r `types[r]` (a ggml type), but Q4_0 for an IQ4_XS matrix whose
+// rows are not whole super-blocks of 256, and F16 for a Q8_0/Q4_0 one whose rows are not whole
+// blocks of 32 (its name, or "blk.N..." once for a per-layer role, goes to *fallbacks).
+struct Fallback {
+  std::string name;
+  std::uint32_t type;  // the ggml type written instead
+};
+std::vector<OutTensor> plan_tensors(const ModelSpec& spec, const std::uint32_t* types, std::vector<Fallback>* fallbacks);
 
 // Everything before the tensor data: general.architecture and name, the alignment, file type
 // and quantization version, the spec's hyperparameters under its architecture's prefix (as its

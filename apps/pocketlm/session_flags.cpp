@@ -63,7 +63,7 @@ const FlagRow kFlags[] = {
 }  // namespace
 
 void add_model_argument(CLI::App* cmd, std::string* model) {
-  cmd->add_option("model", *model, "model: llama2.c .bin (v0/v1 fp32, v2 q80) or GGUF (F32, F16, Q8_0, Q4_0 tensors)")
+  cmd->add_option("model", *model, "model: llama2.c .bin (v0/v1 fp32, v2 q80) or GGUF (F32, F16, Q8_0, Q4_0, IQ4_XS tensors)")
       ->required()
       ->type_name("FILE");
 }

@@ -1,5 +1,5 @@
 // TensorRows: the tensors of a model file read for conversion a few whole rows at a time,
-// dequantized to f32 by their own type (quant/tensor_type.h: f32, q80, f16, q8_0, q4_0), so
+// dequantized to f32 by their own type (quant/tensor_type.h: f32, q80, f16, q8_0, q4_0, iq4_xs), so
 // that every converter sees the same floats whatever the input stores. A NaN or infinity
 // (in a value or a block scale) is an error: quantizing would turn it into an ordinary number.
 #pragma once

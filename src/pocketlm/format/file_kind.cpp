@@ -134,7 +134,7 @@ bool describe_foreign_file(const unsigned char* head, std::size_t n, std::uint64
                     "tokenizer: drop -z)", version);
     else
       std::snprintf(out, out_size, "a GGUF%s file (llama.cpp's format); pocketlm reads GGUF v3 llama models with F32, "
-                    "F16, Q8_0 and Q4_0 tensors", version);
+                    "F16, Q8_0, Q4_0 and IQ4_XS tensors", version);
     return true;
   }
   if (starts_with(head, n, "lmgg") || starts_with(head, n, "fmgg") || starts_with(head, n, "tjgg")) {

@@ -39,7 +39,7 @@ const char* value_type_name(std::uint32_t type);
 int value_type_bytes(std::uint32_t type);
 
 // ggml tensor types pocketlm reads (the others are named in errors: ggml_type_name).
-enum GgmlType : std::uint32_t { kGgmlF32 = 0, kGgmlF16 = 1, kGgmlQ4_0 = 2, kGgmlQ8_0 = 8 };
+enum GgmlType : std::uint32_t { kGgmlF32 = 0, kGgmlF16 = 1, kGgmlQ4_0 = 2, kGgmlQ8_0 = 8, kGgmlIQ4_XS = 23 };
 // "F32", "Q4_K", ... for every ggml type code llama.cpp defines; "unknown" otherwise.
 const char* ggml_type_name(std::uint32_t type);
 
@@ -77,7 +77,8 @@ inline constexpr const char* kAddEos = "tokenizer.ggml.add_eos_token";
 }  // namespace key
 
 // llama.cpp's general.file_type (llama_ftype) of a file whose matrices are all of one type.
-inline constexpr std::uint32_t kFileTypeF32 = 0, kFileTypeF16 = 1, kFileTypeQ4_0 = 2, kFileTypeQ8_0 = 7;
+inline constexpr std::uint32_t kFileTypeF32 = 0, kFileTypeF16 = 1, kFileTypeQ4_0 = 2, kFileTypeQ8_0 = 7,
+                                kFileTypeIQ4_XS = 30;
 
 // SentencePiece's word-boundary mark U+2581, which GGUF vocabularies keep where llama2.c's
 // tokenizer.bin has a space.

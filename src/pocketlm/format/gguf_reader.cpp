@@ -494,6 +494,7 @@ bool supported(std::uint32_t ggml_type, TensorType* type) {
     case kGgmlF16: *type = TensorType::kF16; return true;
     case kGgmlQ8_0: *type = TensorType::kQ8_0; return true;
     case kGgmlQ4_0: *type = TensorType::kQ4_0; return true;
+    case kGgmlIQ4_XS: *type = TensorType::kIQ4_XS; return true;
     default: return false;
   }
 }
@@ -539,8 +540,8 @@ POCKETLM_FRAME Status read_tensor_entry(Parser& p, std::uint64_t index, const Mo
   TensorType type = TensorType::kF32;
   if (!supported(e->ggml_type, &type))
     return Status::error(StatusCode::kUnsupported,
-                         "%s: GGUF tensor %s has type %s (%u), which pocketlm does not read (it reads F32, F16, Q8_0 "
-                         "and Q4_0)",
+                         "%s: GGUF tensor %s has type %s (%u), which pocketlm does not read (it reads F32, F16, Q8_0, "
+                         "Q4_0 and IQ4_XS)",
                          p.name(), e->name, ggml_type_name(e->ggml_type), static_cast<unsigned>(e->ggml_type));
   // rmsnorm reads its weights as an f32 vector (llama.cpp writes norms F32 too); refused here,
   // where the file and the tensor's name are known.

@@ -10,8 +10,8 @@
 // value. Beyond the format, pocketlm needs:
 // - general.architecture "llama" and its hyperparameters (llama.embedding_length, ...);
 // - exactly the llama tensors (token_embd, blk.N.{attn_norm,attn_q,attn_k,attn_v,attn_output,
-//   ffn_norm,ffn_gate,ffn_down,ffn_up}, output_norm, optional output) in F32, F16, Q8_0 or Q4_0,
-//   norms in F32, one type per kind of tensor, and the layers of one kind evenly spaced in the
+//   ffn_norm,ffn_gate,ffn_down,ffn_up}, output_norm, optional output) in F32, F16, Q8_0, Q4_0 or
+//   IQ4_XS, norms in F32, one type per kind of tensor, and the layers of one kind evenly spaced in the
 //   data section (as llama.cpp and pocketlm write them: layer by layer, the same sizes).
 #pragma once
 

@@ -18,6 +18,7 @@ bool GgufWriter::tensor_bytes(std::uint32_t ggml_type, std::uint64_t rows, std::
     case kGgmlF16: type = TensorType::kF16; break;
     case kGgmlQ8_0: type = TensorType::kQ8_0; break;
     case kGgmlQ4_0: type = TensorType::kQ4_0; break;
+    case kGgmlIQ4_XS: type = TensorType::kIQ4_XS; break;
     default: return false;
   }
   std::uint64_t numel = 0, scales = 0;

@@ -50,7 +50,7 @@ class GgufWriter {
 
   std::uint64_t bytes_written() const { return position_; }
 
-  // Bytes of a [rows, cols] tensor of a ggml type pocketlm writes (F32, F16, Q8_0, Q4_0); false
+  // Bytes of a [rows, cols] tensor of a ggml type pocketlm writes (F32, F16, Q8_0, Q4_0, IQ4_XS); false
   // for other types, a partial block or overflow.
   static bool tensor_bytes(std::uint32_t ggml_type, std::uint64_t rows, std::uint64_t cols, std::uint64_t* bytes);
 

@@ -7,6 +7,7 @@
 #include "pocketlm/kernels/gelu.h"
 #include "pocketlm/kernels/reference.h"
 #include "pocketlm/quant/fp16.h"
+#include "pocketlm/quant/iq4_xs.h"
 #include "pocketlm/quant/q4_0.h"
 #include "pocketlm/quant/q8_0.h"
 #include "pocketlm/quant/q80.h"
@@ -88,6 +89,33 @@ void matmul_q4_0(float* out, const Matrix& w, const Activation& x, int rows) {
         isum += (static_cast<std::int32_t>(wblk[2 + k] >> 4) - 8) * static_cast<std::int32_t>(xq[k + 16]);
       }
       acc += static_cast<float>(isum) * (fp16_to_fp32(load_fp16(wblk)) * fp16_to_fp32(load_fp16(xblk)));
+    }
+    out[i] = acc;
+  }
+}
+
+void matmul_iq4_xs(float* out, const Matrix& w, const Activation& x, int rows) {
+  const int nb = w.cols / kIQ4_XSBlock;
+  const auto* wb = static_cast<const unsigned char*>(w.values);
+  const auto* xb = static_cast<const unsigned char*>(x.values);
+  for (int i = 0; i < rows; ++i) {
+    const unsigned char* row = wb + static_cast<std::size_t>(i) * nb * kIQ4_XSBlockBytes;
+    float acc = 0.0f;
+    for (int b = 0; b < nb; ++b) {
+      const unsigned char* wblk = row + static_cast<std::size_t>(b) * kIQ4_XSBlockBytes;
+      const float d_w = fp16_to_fp32(load_fp16(wblk));
+      for (int ib = 0; ib < kIQ4_XSBlock / kIQ4_XSSubBlock; ++ib) {
+        const unsigned char* qs = wblk + kIQ4_XSScaleBytes + 16 * ib;
+        const unsigned char* xblk = xb + (static_cast<std::size_t>(b) * 8 + ib) * kQ8_0BlockBytes;
+        const auto* xq = reinterpret_cast<const std::int8_t*>(xblk + 2);
+        std::int32_t isum = 0;
+        for (int k = 0; k < 16; ++k) {
+          isum += static_cast<std::int32_t>(kIQ4NLValues[qs[k] & 0x0F]) * static_cast<std::int32_t>(xq[k]);
+          isum += static_cast<std::int32_t>(kIQ4NLValues[qs[k] >> 4]) * static_cast<std::int32_t>(xq[k + 16]);
+        }
+        const float dl = d_w * static_cast<float>(iq4_xs_scale(wblk, ib) - 32);
+        acc += static_cast<float>(isum) * (dl * fp16_to_fp32(load_fp16(xblk)));
+      }
     }
     out[i] = acc;
   }
@@ -228,6 +256,7 @@ const Kernels& reference_kernels() {
     k.matmul[type_index(TensorType::kF16)] = matmul_f16;
     k.matmul[type_index(TensorType::kQ8_0)] = matmul_q8_0;
     k.matmul[type_index(TensorType::kQ4_0)] = matmul_q4_0;
+    k.matmul[type_index(TensorType::kIQ4_XS)] = matmul_iq4_xs;
     k.quantize_act[type_index(TensorType::kQ8_0)] = quantize_q8_0_act;
     k.rmsnorm = rmsnorm;
     k.softmax = softmax;

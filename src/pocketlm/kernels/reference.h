@@ -18,9 +18,15 @@ void matmul_q80(float* out, const std::int8_t* xq, const float* xs, const std::i
 //   for each block b in order: isum = the exact int32 sum of the 32 products q_w * q_x (q_w the
 //   weight's int8, or its nibble - 8 for q4_0); acc = acc + (float)isum * (d_w * d_x), with d_w
 //   and d_x the blocks' fp16 scales as floats (d_w * d_x rounded first). out[i] = acc.
+// - iq4_xs (quant/iq4_xs.h; Q8_0 activations, block b of the activation pairs with sub-block
+//   b % 8 of super-block b / 8): per row, acc = 0.0f; for each super-block in order, with d_w
+//   its fp16 d as a float, and each of its 8 sub-blocks in order: isum = the exact int32 sum of
+//   the 32 products kIQ4NLValues[nibble] * q_x; dl = d_w * (float)(ls - 32) (rounded: the
+//   dequantizer's dl); acc = acc + (float)isum * (dl * d_x) (dl * d_x rounded first).
 void matmul_f16(float* out, const Matrix& w, const Activation& x, int rows);
 void matmul_q8_0(float* out, const Matrix& w, const Activation& x, int rows);
 void matmul_q4_0(float* out, const Matrix& w, const Activation& x, int rows);
+void matmul_iq4_xs(float* out, const Matrix& w, const Activation& x, int rows);
 // Rows [full, rows) of a Q4_0 (kQ4) or Q8_0 matrix: the row-major tail after a SIMD backend's
 // interleaved blocks, computed by the loops above.
 template <bool kQ4>

@@ -15,7 +15,7 @@ namespace pocketlm {
 // Room a Session keeps for the model object itself (the weights and state live in the arena).
 // Mostly pointers and Matrix descriptors, so half as much on 32-bit targets, where the planner
 // keeps a measuring copy in a stack frame the bare-metal build bounds (-Wstack-usage).
-inline constexpr std::size_t kModelObjectBytes = sizeof(void*) >= 8 ? 1344 : 832;
+inline constexpr std::size_t kModelObjectBytes = sizeof(void*) >= 8 ? 1440 : 896;
 
 struct ModelKind {
   const Architecture* architecture;  // its file schema; architecture->name selects it

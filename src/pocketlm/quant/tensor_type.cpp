@@ -5,6 +5,7 @@
 #include "pocketlm/base/checked.h"
 #include "pocketlm/quant/block_interleave.h"
 #include "pocketlm/quant/fp16.h"
+#include "pocketlm/quant/iq4_xs.h"
 #include "pocketlm/quant/q4_0.h"
 #include "pocketlm/quant/q8_0.h"
 #include "pocketlm/quant/q80.h"
@@ -81,6 +82,19 @@ void ggml_row(const void* values, const float*, std::size_t r, std::size_t n, st
     Dequantize(block, 32, out + g * 32);
   }
 }
+// IQ4_XS: no backend interleaves it (its interleave slot stays null), so its "interleaved"
+// layout is row-major and the row reader needs no il.
+void iq4_xs_dequantize(const void* values, const float*, int n, int, float* out) {
+  dequantize_iq4_xs(values, static_cast<std::size_t>(n), out);
+}
+void iq4_xs_interleave(void* dst, float*, const void* src, const float*, std::size_t n, std::size_t, std::size_t il) {
+  std::memcpy(dst, src, il * (n / kIQ4_XSBlock) * kIQ4_XSBlockBytes);
+}
+void iq4_xs_row(const void* values, const float*, std::size_t r, std::size_t n, std::size_t, std::size_t, std::size_t,
+                float* out) {
+  const std::size_t row_bytes = n / kIQ4_XSBlock * kIQ4_XSBlockBytes;
+  dequantize_iq4_xs(static_cast<const unsigned char*>(values) + r * row_bytes, n, out);
+}
 void q8_0_quantize(const float* x, int n, int, void* values, float*) {
   quantize_q8_0(x, static_cast<std::size_t>(n), values);
 }
@@ -93,6 +107,8 @@ const TypeTraits kTraits[kTensorTypeCount] = {
      ggml_interleave<kQ8_0BlockBytes>, ggml_row<kQ8_0BlockBytes, dequantize_q8_0>},
     {"q4_0", 32, 4, 2, 0, 0, TensorType::kQ8_0, ggml_dequantize<kQ4_0BlockBytes, dequantize_q4_0>, nullptr,
      ggml_interleave<kQ4_0BlockBytes>, ggml_row<kQ4_0BlockBytes, dequantize_q4_0>},
+    {"iq4_xs", kIQ4_XSBlock, 4, kIQ4_XSScaleBytes, 0, 0, TensorType::kQ8_0, iq4_xs_dequantize, nullptr,
+     iq4_xs_interleave, iq4_xs_row},
 };
 
 }  // namespace
@@ -154,9 +170,10 @@ bool find_non_finite(TensorType type, const void* values, const float* scales, s
     *found = NonFinite{at, false, fp16_to_fp32(load_fp16(static_cast<const unsigned char*>(values) + 2 * at))};
     return true;
   }
-  if (t.inline_scale_bytes == 2) {  // ggml blocks: the fp16 scale starts each block
+  if (t.inline_scale_bytes >= 2) {  // ggml blocks: an fp16 scale starts each block
     const auto block = static_cast<std::size_t>(block_elements(type, group));
-    const std::size_t block_bytes = block * static_cast<std::size_t>(t.value_bits) / 8 + 2;
+    const std::size_t block_bytes =
+        block * static_cast<std::size_t>(t.value_bits) / 8 + static_cast<std::size_t>(t.inline_scale_bytes);
     if (non_finite_half(values, rows * cols / block, 0, block_bytes, &at)) {
       const unsigned char* p = static_cast<const unsigned char*>(values) + at * block_bytes;
       *found = NonFinite{static_cast<std::uint64_t>(at) * block, true, fp16_to_fp32(load_fp16(p))};

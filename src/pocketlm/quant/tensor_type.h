@@ -18,6 +18,8 @@ enum class TensorType : std::uint8_t {
   kQ8_0,     // ggml Q8_0: blocks of 32 = fp16 scale + 32 int8 (quant/q8_0.h); also the activation
              // type of Q8_0 and Q4_0 matmuls
   kQ4_0,     // ggml Q4_0: blocks of 32 = fp16 scale + 16 bytes of nibbles (quant/q4_0.h)
+  kIQ4_XS,   // ggml IQ4_XS: super-blocks of 256 = fp16 d, 6-bit sub-block scales, nibbles indexing a
+             // non-linear grid (quant/iq4_xs.h); Q8_0 activations
   kCount
 };
 inline constexpr int kTensorTypeCount = static_cast<int>(TensorType::kCount);
@@ -27,7 +29,8 @@ struct TypeTraits {
   const char* name;     // "f32", "q80": as inspect and plan print it
   int block;            // elements per block; 0 = the tensor's own group size (llama2.c q80)
   int value_bits;       // bits per element in the value stream
-  int inline_scale_bytes;  // bytes of fp16 scale at the start of each block (ggml types), else 0
+  int inline_scale_bytes;  // bytes of scales at the start of each block (ggml types: the fp16 d first,
+                           // then IQ4_XS's sub-block scales), else 0
   int stream_scale_bytes;  // bytes of scale per block in a separate stream (q80: one fp32)
   int float_value_bits;    // 32 or 16: the values are IEEE floats of that width (checked for NaN/inf at
                            // load); 0: integers
