@@ -507,6 +507,7 @@ struct TableCase {
   const char* file;
   TensorType table_type;
   std::uint64_t row_bytes;
+  bool fits_16mib;  // with Llama 2's tokenizer.bin beside it on the esp32s3 profile's flash
 };
 class PleEsp32Table : public ::testing::TestWithParam<TableCase> {};
 
@@ -523,13 +524,28 @@ TEST_P(PleEsp32Table, TheTableStaysInFlashAndATokenReadsOneRow) {
   const std::uint64_t row = table.bytes() / table.rows;
   EXPECT_EQ(row, GetParam().row_bytes);  // at most the write-up's 450
 
+  // The esp32s3 profile; for a file that does not fit its 16 MiB of flash beside the tokenizer
+  // (which the plan must say), the same board with 32 MiB (an N32R8 module).
+  const DeviceProfile* esp32s3 = cli::DeviceCatalog::builtin().find("esp32s3");
+  ASSERT_NE(esp32s3, nullptr);
+  DeviceProfile device_32mib = *esp32s3;
+  device_32mib.tiers[2].capacity = 32u << 20;
+  if (!GetParam().fits_16mib) {
+    SessionOptions options;
+    options.device = esp32s3;
+    Session session;
+    const Status st = session.open(file, tokenizer, options);
+    ASSERT_FALSE(st.ok());
+    EXPECT_NE(std::string(st.message()).find("with its tokenizer file (433869 bytes"), std::string::npos)
+        << st.message();
+  }
   std::vector<int> resident_tokens;
   for (const char* device : {"none", "esp32s3"}) {
     SCOPED_TRACE(device);
     RecordingStorage recorded(file);
     SessionOptions options;
     options.prefill_batch = 1;  // one pass per token, so each pass's reads can be told apart
-    if (std::string(device) != "none") options.device = cli::DeviceCatalog::builtin().find(device);
+    if (std::string(device) != "none") options.device = GetParam().fits_16mib ? esp32s3 : &device_32mib;
     Session session;
     const Status st = session.open(recorded, tokenizer, options);
     ASSERT_TRUE(st.ok()) << st.message();
@@ -568,8 +584,8 @@ TEST_P(PleEsp32Table, TheTableStaysInFlashAndATokenReadsOneRow) {
 
 // 768 values: 24 Q4_0 blocks of 18 bytes, or 3 IQ4_XS super-blocks of 136.
 INSTANTIATE_TEST_SUITE_P(Types, PleEsp32Table,
-                         ::testing::Values(TableCase{"esp32-ple_q4_0.gguf", TensorType::kQ4_0, 432},
-                                           TableCase{"esp32-ple_iq4xs.gguf", TensorType::kIQ4_XS, 408}),
+                         ::testing::Values(TableCase{"esp32-ple_q4_0.gguf", TensorType::kQ4_0, 432, false},
+                                           TableCase{"esp32-ple_iq4xs.gguf", TensorType::kIQ4_XS, 408, true}),
                          [](const ::testing::TestParamInfo<TableCase>& i) {
                            return std::string(type_name(i.param.table_type));
                          });
@@ -651,10 +667,10 @@ TEST(PleEsp32, TheFirmwareGoldenRunIsTheHostsTokens) {
   const nlohmann::json runs = nlohmann::json::parse(in);
   const nlohmann::json* run = nullptr;
   for (const nlohmann::json& c : runs)
-    if (c["name"] == "esp32ple_q4_0_greedy") run = &c;
+    if (c["name"] == "esp32ple_iq4xs_greedy") run = &c;
   ASSERT_NE(run, nullptr);
-  ASSERT_EQ((*run)["model"], "esp32-ple_q4_0.gguf");
-  test::Esp32PleFiles files;
+  ASSERT_EQ((*run)["model"], "esp32-ple_iq4xs.gguf");
+  test::Esp32PleFiles files("esp32-ple_iq4xs.gguf");
   ASSERT_FALSE(HasFailure());
   const std::string text = (*run)["prompt"].get<std::string>();
   const int steps = (*run)["steps"].get<int>();

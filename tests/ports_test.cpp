@@ -204,31 +204,55 @@ int flash_read(const void* partition, std::size_t offset, void* dst, std::size_t
   return got == static_cast<ssize_t>(bytes) ? 0 : -1;
 }
 
-TEST(EspPort, ModelReadFromAPartitionOfAFlashImage) {
-  const std::vector<unsigned char> model = test::read_file(kModel);
-  ASSERT_FALSE(model.empty()) << kModel;
-  // The firmware's part erased, the model, the partition's erased tail.
-  std::vector<unsigned char> image(ESP_FIRMWARE_RESERVED_BYTES + model.size() + 8192, 0xFF);
+// The model partition holds the model file at its start and the tokenizer file after it.
+TEST(EspPort, ModelAndTokenizerReadFromAPartitionOfAFlashImage) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
+  const std::vector<unsigned char> model = test::read_file(test::model_path("stories260K.bin"));
+  const std::vector<unsigned char> tokenizer = test::read_file(test::model_path("tok512.bin"));
+  // The firmware's part erased, the model, the tokenizer at the next sector, the erased tail.
+  const std::size_t tokenizer_at = ESP_TOKENIZER_OFFSET(model.size());
+  ASSERT_EQ(tokenizer_at % 4096, 0u);
+  ASSERT_GE(tokenizer_at, model.size());
+  std::vector<unsigned char> image(ESP_FIRMWARE_RESERVED_BYTES + tokenizer_at + tokenizer.size() + 8192, 0xFF);
   std::copy(model.begin(), model.end(), image.begin() + ESP_FIRMWARE_RESERVED_BYTES);
+  std::copy(tokenizer.begin(), tokenizer.end(), image.begin() + ESP_FIRMWARE_RESERVED_BYTES + tokenizer_at);
   const std::string path = test::temp_dir() + "/flash.bin";
   test::write_file(path, image);
   FlashImage flash{::open(path.c_str(), O_RDONLY), ESP_FIRMWARE_RESERVED_BYTES};
   ASSERT_GE(flash.fd, 0);
-  esp_model_partition part = {flash_read, &flash, static_cast<std::uint32_t>(model.size() + 8192),
-                              static_cast<std::uint32_t>(model.size())};
+  esp_model_partition part = {flash_read, &flash,
+                              static_cast<std::uint32_t>(image.size() - ESP_FIRMWARE_RESERVED_BYTES),
+                              static_cast<std::uint32_t>(model.size()), static_cast<std::uint32_t>(tokenizer.size())};
   pocketlm_config config;
   esp_config(&config);
+  esp_partition_file model_file, tokenizer_file;
   char message[160];
-  ASSERT_EQ(esp_model_storage(&part, &config.model, message, sizeof message), POCKETLM_OK) << message;
-  EXPECT_EQ(greedy_tokens(config), reference_tokens());
+  ASSERT_EQ(esp_partition_storages(&part, &model_file, &tokenizer_file, &config, message, sizeof message), POCKETLM_OK)
+      << message;
+  // The same tokens as the two files read from memory.
+  pocketlm_config from_memory = {};
+  from_memory.model = {memory_read, const_cast<unsigned char*>(model.data()), model.size(), "memory:model"};
+  from_memory.tokenizer = {memory_read, const_cast<unsigned char*>(tokenizer.data()), tokenizer.size(),
+                           "memory:tokenizer"};
+  EXPECT_EQ(greedy_tokens(config), greedy_tokens(from_memory));
 
   unsigned char byte;
-  EXPECT_EQ(esp_model_read(&part, model.size(), &byte, 1), -1);  // past the model
-  part.model_bytes = part.partition_bytes + 1;
-  EXPECT_EQ(esp_model_storage(&part, &config.model, message, sizeof message), POCKETLM_INVALID_ARGUMENT);
-  EXPECT_NE(std::string(message).find("POCKETLM_MODEL_BYTES = "), std::string::npos) << message;
+  EXPECT_EQ(esp_file_read(&model_file, model.size(), &byte, 1), -1);  // past the model
+  ASSERT_EQ(esp_file_read(&tokenizer_file, 0, &byte, 1), 0);          // the tokenizer's first byte
+  EXPECT_EQ(byte, tokenizer[0]);
+  EXPECT_EQ(esp_file_read(&tokenizer_file, tokenizer.size(), &byte, 1), -1);  // past the tokenizer
+  part.tokenizer_bytes = static_cast<std::uint32_t>(part.partition_bytes - tokenizer_at + 1);
+  EXPECT_EQ(esp_partition_storages(&part, &model_file, &tokenizer_file, &config, message, sizeof message),
+            POCKETLM_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(message).find("ends past the model partition"), std::string::npos) << message;
+  part.tokenizer_bytes = 0;
+  EXPECT_EQ(esp_partition_storages(&part, &model_file, &tokenizer_file, &config, message, sizeof message),
+            POCKETLM_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(message).find("POCKETLM_TOKENIZER_BYTES = 0"), std::string::npos) << message;
   part.model_bytes = 0;
-  EXPECT_EQ(esp_model_storage(&part, &config.model, message, sizeof message), POCKETLM_INVALID_ARGUMENT);
+  EXPECT_EQ(esp_partition_storages(&part, &model_file, &tokenizer_file, &config, message, sizeof message),
+            POCKETLM_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(message).find("POCKETLM_MODEL_BYTES = 0"), std::string::npos) << message;
   EXPECT_EQ(esp_tier_caps(0, 1u << 11, 1u << 10, 1u << 2), (1u << 11) | (1u << 2));
   EXPECT_EQ(esp_tier_caps(1, 1u << 11, 1u << 10, 1u << 2), (1u << 10) | (1u << 2));
   ::close(flash.fd);
@@ -296,13 +320,19 @@ TEST(EspPort, PartitionTableAgreesWithTheProfileAndHoldsTheModel) {
   EXPECT_EQ(model.offset + model.size, capacity) << "the model partition ends at the end of the flash";
   EXPECT_EQ(static_cast<std::uint64_t>(ESP_FIRMWARE_RESERVED_BYTES), reserved);
 
-  // The Q4_0 ESP32-shaped PLE model fits the model partition, with the slack the table states.
-  const std::string q4 = test::golden_model_path("esp32-ple_q4_0.gguf");
-  if (q4.empty()) GTEST_SKIP() << "esp32-ple_q4_0.gguf is not available (the pocketlm binary makes it)";
-  const std::uint64_t bytes = test::read_file(q4).size();
+  // The ESP32-shaped PLE model (its table in IQ4_XS) and Llama 2's tokenizer.bin fit the model
+  // partition, with the slack the table states.
+  POCKETLM_REQUIRE_FILES("models/tokenizer.bin");
+  const std::string file = test::golden_model_path("esp32-ple_iq4xs.gguf");
+  if (file.empty()) GTEST_SKIP() << "esp32-ple_iq4xs.gguf is not available (the pocketlm binary makes it)";
+  const std::uint64_t model_bytes = test::read_file(file).size();
+  const std::uint64_t tokenizer_bytes = test::read_file(test::model_path("tokenizer.bin")).size();
+  const std::uint64_t bytes = ESP_TOKENIZER_OFFSET(model_bytes) + tokenizer_bytes;
   EXPECT_LE(bytes, model.size);
   const std::string table = test::read_text(kSource + "/src/ports/esp_idf/partitions.csv");
-  EXPECT_NE(table.find("(" + std::to_string(bytes) + " bytes) leaves " + std::to_string(model.size - bytes)),
+  EXPECT_NE(table.find("(" + std::to_string(model_bytes) + " bytes) and, at the next 4 KiB boundary, Llama 2's "
+                       "tokenizer.bin (" + std::to_string(tokenizer_bytes) + " bytes) leave " +
+                       std::to_string(model.size - bytes)),
             std::string::npos)
       << "partitions.csv's comment must state the model's size and the slack";
 }

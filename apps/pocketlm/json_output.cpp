@@ -30,6 +30,7 @@ nlohmann::json plan_json(const MemoryPlan& plan) {
           {"arena_bytes", plan.total()},
           {"storage_bytes_per_token", plan.storage_bytes_per_token()},
           {"model_file_bytes", plan.storage_file_bytes()},
+          {"tokenizer_file_bytes", plan.storage_tokenizer_bytes()},
           {"tiers", tiers}};
 }
 

@@ -116,7 +116,9 @@ bool MemoryPlan::file_fits() const {
   const int t = storage_tier();
   if (t < 0 || tiers_[t].capacity == 0) return true;
   const PlanTier& tier = tiers_[t];
-  return tier.reserved <= tier.capacity && storage_file_bytes_ <= tier.capacity - tier.reserved;
+  std::uint64_t files = 0;
+  return checked_add(storage_file_bytes_, storage_tokenizer_bytes_, &files) && tier.reserved <= tier.capacity &&
+         files <= tier.capacity - tier.reserved;
 }
 
 int MemoryPlan::overflowing_tier() const {
@@ -147,12 +149,18 @@ Status MemoryPlan::overflow_error(const char* model, const char* device, const c
   format_byte_size(tier.capacity, capacity_h, sizeof capacity_h);
   if (tier.storage) {
     format_byte_size(storage_file_bytes_, need_h, sizeof need_h);
-    char reserved_h[32];
+    char reserved_h[32], tokenizer[96] = "";
     format_byte_size(tier.reserved, reserved_h, sizeof reserved_h);
+    if (storage_tokenizer_bytes_) {
+      char tokenizer_h[32];
+      format_byte_size(storage_tokenizer_bytes_, tokenizer_h, sizeof tokenizer_h);
+      format_to(tokenizer, sizeof tokenizer, " with its tokenizer file (%llu bytes, %s)",
+                static_cast<unsigned long long>(storage_tokenizer_bytes_), tokenizer_h);
+    }
     return Status::error(StatusCode::kOutOfMemory,
-                         "%s: the model file (%llu bytes, %s) does not fit %s's %s: it holds %llu bytes (%s), %llu "
+                         "%s: the model file (%llu bytes, %s)%s does not fit %s's %s: it holds %llu bytes (%s), %llu "
                          "(%s) of them the firmware's",
-                         model, static_cast<unsigned long long>(storage_file_bytes_), need_h,
+                         model, static_cast<unsigned long long>(storage_file_bytes_), need_h, tokenizer,
                          device ? device : "the device", tier.name, static_cast<unsigned long long>(tier.capacity),
                          capacity_h, static_cast<unsigned long long>(tier.reserved), reserved_h);
   }
@@ -245,6 +253,14 @@ void MemoryPlan::render_tier(int t, void (*write)(const char*, void*), void* ctx
                   static_cast<unsigned long long>(tier.reserved), human,
                   100.0 * static_cast<double>(tier.reserved) / static_cast<double>(tier.capacity),
                   "bootloader, partition table and the app: not the model's");
+        write(line, ctx);
+      }
+      if (storage_tokenizer_bytes_) {
+        format_byte_size(storage_tokenizer_bytes_, human, sizeof human);
+        format_to(line, sizeof line, "%-22s | %12llu | %10s | %5.1f%% | %s", "tokenizer file",
+                  static_cast<unsigned long long>(storage_tokenizer_bytes_), human,
+                  100.0 * static_cast<double>(storage_tokenizer_bytes_) / static_cast<double>(tier.capacity),
+                  "kept apart from the model, on the same medium");
         write(line, ctx);
       }
       format_byte_size(storage_file_bytes_, human, sizeof human);

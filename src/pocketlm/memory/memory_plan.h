@@ -77,6 +77,10 @@ class MemoryPlan {
   // Bytes of the model file, which the storage tier holds whole (checked against its capacity).
   void set_storage_file_bytes(std::uint64_t bytes) { storage_file_bytes_ = bytes; }
   std::uint64_t storage_file_bytes() const { return storage_file_bytes_; }
+  // Bytes of a tokenizer file kept apart from the model (0: none, or the model's own): the
+  // medium holds it too, so the storage tier's check counts it with the model file.
+  void set_storage_tokenizer_bytes(std::uint64_t bytes) { storage_tokenizer_bytes_ = bytes; }
+  std::uint64_t storage_tokenizer_bytes() const { return storage_tokenizer_bytes_; }
   // Bytes of weights in storage that one token's forward pass reads (set by the planner).
   void set_storage_bytes_per_token(std::uint64_t bytes) { storage_bytes_per_token_ = bytes; }
   std::uint64_t storage_bytes_per_token() const { return storage_bytes_per_token_; }
@@ -94,7 +98,8 @@ class MemoryPlan {
   // Whether every RAM tier holds its regions and the storage medium the model file (with its
   // reserved bytes).
   bool fits() const;
-  // Whether the storage tier holds the model file and the tier's reserved bytes.
+  // Whether the storage tier holds the model file, a separate tokenizer file and the tier's
+  // reserved bytes.
   bool file_fits() const;
   // The first tier that does not hold what the plan puts in it (a RAM tier over capacity, or
   // the storage medium), or -1 when the plan fits.
@@ -123,6 +128,7 @@ class MemoryPlan {
   int tier_count_ = 1;
   std::uint64_t storage_bytes_per_token_ = 0;
   std::uint64_t storage_file_bytes_ = 0;
+  std::uint64_t storage_tokenizer_bytes_ = 0;
 };
 
 }  // namespace pocketlm

@@ -182,12 +182,19 @@ Status Session::plan_in(Storage& model, Storage* tokenizer, const SessionOptions
   // shortfall at the fewest bytes read per token, and measure again (streaming adds buffers).
   WeightPlacement chosen;
   chosen.block_bytes = options.stream_block_bytes;
-  POCKETLM_TRY(measure(model, *spec, options, chosen, fixed_batch, piece_bytes, chunk, model_memory, plan));
+  // A tokenizer file apart from the model is stored on the same medium (a flash partition).
+  const std::uint64_t tokenizer_file_bytes = tokenizer ? tokenizer->size() : 0;
+  const auto measure_at = [&](int batch) -> Status {
+    POCKETLM_TRY(measure(model, *spec, options, chosen, batch, piece_bytes, chunk, model_memory, plan));
+    plan->set_storage_tokenizer_bytes(tokenizer_file_bytes);
+    return Status();
+  };
+  POCKETLM_TRY(measure_at(fixed_batch));
   while (!plan->fits()) {
     const std::uint64_t shortfall = plan->ram_shortfall();
     // The medium itself too small, or nothing left to move: the plan reports it as it is.
     if (shortfall == 0 || !shed_weights(*spec, session_kernels(options), shortfall, &chosen)) break;
-    POCKETLM_TRY(measure(model, *spec, options, chosen, fixed_batch, piece_bytes, chunk, model_memory, plan));
+    POCKETLM_TRY(measure_at(fixed_batch));
   }
   const bool found = plan->fits();
   int batch = fixed_batch;
@@ -195,11 +202,11 @@ Status Session::plan_in(Storage& model, Storage* tokenizer, const SessionOptions
     // The largest power of two that still fits, from kMaxPrefillBatch down.
     for (batch = kMaxPrefillBatch; batch > 1; batch /= 2) {
       if (batch > seq_len) continue;
-      POCKETLM_TRY(measure(model, *spec, options, chosen, batch, piece_bytes, chunk, model_memory, plan));
+      POCKETLM_TRY(measure_at(batch));
       if (plan->fits()) break;
     }
   }
-  POCKETLM_TRY(measure(model, *spec, options, chosen, batch, piece_bytes, chunk, model_memory, plan));
+  POCKETLM_TRY(measure_at(batch));
   if (placement) *placement = chosen;
   if (prefill_batch) *prefill_batch = batch;
   return Status();

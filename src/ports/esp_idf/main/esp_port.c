@@ -4,27 +4,33 @@
 #include <stdio.h>
 #include <string.h>
 
-int esp_model_read(void* ctx, uint64_t offset, void* dst, size_t bytes) {
-  const esp_model_partition* p = (const esp_model_partition*)ctx;
-  if (offset > p->model_bytes || bytes > p->model_bytes - offset) return -1;
-  return p->read(p->partition, (size_t)offset, dst, bytes);
+int esp_file_read(void* ctx, uint64_t offset, void* dst, size_t bytes) {
+  const esp_partition_file* f = (const esp_partition_file*)ctx;
+  if (offset > f->bytes || bytes > f->bytes - offset) return -1;
+  return f->part->read(f->part->partition, (size_t)(f->offset + offset), dst, bytes);
 }
 
-pocketlm_status esp_model_storage(esp_model_partition* part, pocketlm_storage* storage, char* message,
-                                  size_t message_bytes) {
-  if (part->model_bytes == 0) {
-    snprintf(message, message_bytes, "POCKETLM_MODEL_BYTES = 0: give the model file's size at build time");
+pocketlm_status esp_partition_storages(const esp_model_partition* part, esp_partition_file* model,
+                                       esp_partition_file* tokenizer, pocketlm_config* config, char* message,
+                                       size_t message_bytes) {
+  if (part->model_bytes == 0 || part->tokenizer_bytes == 0) {
+    snprintf(message, message_bytes, "%s = 0: give the file's size at build time",
+             part->model_bytes == 0 ? "POCKETLM_MODEL_BYTES" : "POCKETLM_TOKENIZER_BYTES");
     return POCKETLM_INVALID_ARGUMENT;
   }
-  if (part->model_bytes > part->partition_bytes) {
-    snprintf(message, message_bytes, "POCKETLM_MODEL_BYTES = %lu: larger than the model partition (%lu bytes)",
-             (unsigned long)part->model_bytes, (unsigned long)part->partition_bytes);
+  const uint64_t tokenizer_offset = ESP_TOKENIZER_OFFSET(part->model_bytes);
+  if (tokenizer_offset + part->tokenizer_bytes > part->partition_bytes) {
+    snprintf(message, message_bytes,
+             "POCKETLM_MODEL_BYTES = %lu, POCKETLM_TOKENIZER_BYTES = %lu: the tokenizer, at offset %lu, ends past the "
+             "model partition (%lu bytes)",
+             (unsigned long)part->model_bytes, (unsigned long)part->tokenizer_bytes, (unsigned long)tokenizer_offset,
+             (unsigned long)part->partition_bytes);
     return POCKETLM_INVALID_ARGUMENT;
   }
-  storage->read = esp_model_read;
-  storage->ctx = part;
-  storage->size = part->model_bytes;
-  storage->name = "flash:model";
+  *model = (esp_partition_file){part, 0, part->model_bytes};
+  *tokenizer = (esp_partition_file){part, (uint32_t)tokenizer_offset, part->tokenizer_bytes};
+  config->model = (pocketlm_storage){esp_file_read, model, part->model_bytes, "flash:model"};
+  config->tokenizer = (pocketlm_storage){esp_file_read, tokenizer, part->tokenizer_bytes, "flash:tokenizer.bin"};
   if (message_bytes) message[0] = '\0';
   return POCKETLM_OK;
 }

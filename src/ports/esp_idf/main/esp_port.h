@@ -22,24 +22,39 @@ extern "C" {
 #define ESP_FIRMWARE_RESERVED_BYTES 851968u
 
 /* The model partition, read with esp_partition_read(partition, offset, dst, bytes) (0 = ESP_OK);
- * the host passes a read at an offset into a file holding the partition's bytes. */
+ * the host passes a read at an offset into a file holding the partition's bytes. It holds the
+ * model file at its start and the tokenizer file at the next 4 KiB boundary after it (esptool
+ * writes whole 4 KiB flash sectors: ESP_TOKENIZER_OFFSET). */
+#define ESP_SECTOR_BYTES 4096u
+#define ESP_TOKENIZER_OFFSET(model_bytes) \
+  (((uint64_t)(model_bytes) + ESP_SECTOR_BYTES - 1) / ESP_SECTOR_BYTES * ESP_SECTOR_BYTES)
 typedef struct esp_model_partition {
   int (*read)(const void* partition, size_t offset, void* dst, size_t bytes);
   const void* partition; /* the esp_partition_t* (the host: its own handle) */
   uint32_t partition_bytes; /* esp_partition_t.size */
   uint32_t model_bytes;     /* the model file written at the partition's start */
+  uint32_t tokenizer_bytes; /* tokenizer.bin written at ESP_TOKENIZER_OFFSET(model_bytes) */
 } esp_model_partition;
 
-/* pocketlm_storage's read over an esp_model_partition (ctx): the range must lie in the model
- * (and so in the partition and in size_t); returns 0, -1 for a range outside it, or the
- * partition read's error. */
-int esp_model_read(void* ctx, uint64_t offset, void* dst, size_t bytes);
+/* One file of the partition: [offset, offset + bytes). */
+typedef struct esp_partition_file {
+  const esp_model_partition* part;
+  uint32_t offset;
+  uint32_t bytes;
+} esp_partition_file;
 
-/* Checks the model against its partition (model_bytes > 0 and <= partition_bytes) and makes
- * its storage. Errors (POCKETLM_INVALID_ARGUMENT, message into `message`, one line): a model
- * of 0 bytes (POCKETLM_MODEL_BYTES unset), a model larger than the partition. */
-pocketlm_status esp_model_storage(esp_model_partition* part, pocketlm_storage* storage, char* message,
-                                  size_t message_bytes);
+/* pocketlm_storage's read over an esp_partition_file (ctx): the range must lie in the file (and
+ * so in the partition and in size_t); returns 0, -1 for a range outside it, or the partition
+ * read's error. */
+int esp_file_read(void* ctx, uint64_t offset, void* dst, size_t bytes);
+
+/* Checks the two files against their partition (each > 0 bytes, the tokenizer's end at most
+ * partition_bytes) and makes their storages over `model` and `tokenizer` (which must outlive
+ * them). Errors (POCKETLM_INVALID_ARGUMENT, message into `message`, one line): a file of 0 bytes
+ * (POCKETLM_MODEL_BYTES or POCKETLM_TOKENIZER_BYTES unset), files larger than the partition. */
+pocketlm_status esp_partition_storages(const esp_model_partition* part, esp_partition_file* model,
+                                       esp_partition_file* tokenizer, pocketlm_config* config, char* message,
+                                       size_t message_bytes);
 
 /* The config of an ESP32-S3 N16R8: tiers sram then psram, the flash as storage with the
  * firmware's reserved bytes, tiled4. */

@@ -1,6 +1,6 @@
 /* pocketlm on an ESP32-S3 N16R8: NOT BUILT HERE (no ESP-IDF on the machines that test pocketlm).
- * The model is read from the "model" flash partition with esp_partition_read, Llama 2's
- * tokenizer.bin is in the app image, the session's tiers are heap_caps_malloc'd from internal
+ * The model and Llama 2's tokenizer.bin are read from the "model" flash partition (the model at
+ * its start, the tokenizer after it) with esp_partition_read, the session's tiers are heap_caps_malloc'd from internal
  * SRAM and from PSRAM, and the story goes to the console (UART). Everything but the SDK calls is
  * esp_port.c, which tests/ports_test.cpp runs on the host; the engine is reached only through
  * pocketlm.h. The main task's stack is 8 KiB (sdkconfig.defaults). */
@@ -12,20 +12,12 @@
 #include "esp_timer.h"
 #include "esp_port.h"
 
-extern const unsigned char tokenizer_bin_start[] asm("_binary_tokenizer_bin_start");
-extern const unsigned char tokenizer_bin_end[] asm("_binary_tokenizer_bin_end");
-
 #ifndef POCKETLM_PROMPT
 #define POCKETLM_PROMPT "Once upon a time"
 #endif
 
 static int partition_read(const void* partition, size_t offset, void* dst, size_t bytes) {
   return esp_partition_read((const esp_partition_t*)partition, offset, dst, bytes) == ESP_OK ? 0 : -1;
-}
-
-static int memory_read(void* ctx, uint64_t offset, void* dst, size_t bytes) {
-  memcpy(dst, (const unsigned char*)ctx + offset, bytes);  /* the API checks the range */
-  return 0;
 }
 
 static uint64_t clock_us(void) { return (uint64_t)esp_timer_get_time(); }
@@ -45,6 +37,7 @@ static int stop(const char* what, const char* message) {
 
 static int run(void) {
   static esp_model_partition part;
+  static esp_partition_file model_file, tokenizer_file;
   static pocketlm_config config;
   static pocketlm_memory_plan plan;
   static int32_t tokens[(sizeof(POCKETLM_PROMPT) + 2) * 7];
@@ -55,13 +48,11 @@ static int run(void) {
   part.partition = partition;
   part.partition_bytes = partition->size;
   part.model_bytes = POCKETLM_MODEL_BYTES;
+  part.tokenizer_bytes = POCKETLM_TOKENIZER_BYTES;
 
   esp_config(&config);
-  if (esp_model_storage(&part, &config.model, message, sizeof message)) return stop("model", message);
-  config.tokenizer.read = memory_read;
-  config.tokenizer.ctx = (void*)tokenizer_bin_start;
-  config.tokenizer.size = (uint64_t)(tokenizer_bin_end - tokenizer_bin_start);
-  config.tokenizer.name = "app:tokenizer.bin";
+  if (esp_partition_storages(&part, &model_file, &tokenizer_file, &config, message, sizeof message))
+    return stop("model partition", message);
   config.clock = clock_us;
   config.clock_ticks_per_second = 1000000;
 
