@@ -95,8 +95,8 @@ class MemoryPlan {
   // sum of the RAM tiers' capacities (0 when one of them is unbounded).
   void set_budget(std::uint64_t bytes) { tiers_[0].capacity = bytes; }
   std::uint64_t budget() const;
-  // Whether every RAM tier holds its regions and the storage medium the model file (with its
-  // reserved bytes).
+  // Whether every RAM tier holds its regions and the storage medium the model file and a
+  // separate tokenizer file (with its reserved bytes).
   bool fits() const;
   // Whether the storage tier holds the model file, a separate tokenizer file and the tier's
   // reserved bytes.
