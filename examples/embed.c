@@ -10,7 +10,8 @@ int main(int argc, char** argv) {
   pocketlm_session* s; pocketlm_memory_plan plan; int32_t ids[256]; int n;
   pocketlm_create(malloc(pocketlm_session_bytes()), pocketlm_session_bytes(), &s);
   pocketlm_plan(s, &cfg, &plan);  /* size the buffer before opening: the API allocates nothing */
-  cfg.tier_buffer_bytes[0] = plan.tiers[0].bytes; cfg.tier_buffers[0] = malloc(plan.tiers[0].bytes);
+  cfg.tier_buffer_bytes[0] = plan.tiers[0].bytes + POCKETLM_ALIGNMENT;  /* malloc may align to 8 only */
+  cfg.tier_buffers[0] = malloc(cfg.tier_buffer_bytes[0]);
   pocketlm_sampler sampler = {0.8f, 0.9f, 42};
   if (pocketlm_open(s, &cfg) || pocketlm_encode(s, "Once upon a time", 16, ids, 256, &n) ||
       pocketlm_generate(s, ids, n, 48, &sampler, print_piece, NULL, NULL))
