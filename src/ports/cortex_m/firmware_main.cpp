@@ -1,9 +1,10 @@
 // A firmware-shaped program for a Cortex-M4F, laid out like an ESP32-S3 (mps2_an386.ld), using the
 // engine through its C API (pocketlm.h), as the PSP and ESP-IDF ports do: the session's tiers are
 // the device profile's (device_profile.cmake: internal SRAM, PSRAM, flash), each RAM tier a static
-// buffer of the profile's capacity in its own memory region, and the model is read through a
-// Storage: an image linked into code memory as flash would hold it, or a file on the host through
-// semihosting when it is larger than the board's 4 MiB of code memory (the ESP32-shaped PLE model).
+// buffer of the profile's capacity in its own memory region, and the model is read through the
+// API's storage callbacks: an image linked into code memory as flash would hold it, or a file on the
+// host through semihosting when it is larger than the board's 4 MiB of code memory (the ESP32-shaped
+// PLE model).
 // Text goes out through newlib's semihosting stdout.
 //
 // `make test-bare-metal` runs it under QEMU's mps2-an386 with `-icount shift=0` and checks its
