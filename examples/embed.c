@@ -7,14 +7,16 @@ int main(int argc, char** argv) {
   FILE* f = fopen(argv[1], "rb");  /* a GGUF model carrying its tokenizer */
   if (!f || fseek(f, 0, SEEK_END)) return 1;
   pocketlm_config cfg = {{file_read, f, (uint64_t)ftell(f), argv[1]}};
-  pocketlm_session* s; pocketlm_memory_plan plan; int32_t ids[256]; int n;
-  pocketlm_create(malloc(pocketlm_session_bytes()), pocketlm_session_bytes(), &s);
+  pocketlm_session* s; pocketlm_memory_plan plan; int32_t ids[256]; int n, failed;
+  void* memory = malloc(pocketlm_session_bytes());
+  pocketlm_create(memory, pocketlm_session_bytes(), &s);
   pocketlm_plan(s, &cfg, &plan);  /* size the buffer before opening: the API allocates nothing */
   cfg.tier_buffer_bytes[0] = plan.tiers[0].bytes + POCKETLM_ALIGNMENT;  /* malloc may align to 8 only */
   cfg.tier_buffers[0] = malloc(cfg.tier_buffer_bytes[0]);
   pocketlm_sampler sampler = {0.8f, 0.9f, 42};
-  if (pocketlm_open(s, &cfg) || pocketlm_encode(s, "Once upon a time", 16, ids, 256, &n) ||
-      pocketlm_generate(s, ids, n, 48, &sampler, print_piece, NULL, NULL))
-    return fprintf(stderr, "error: %s\n", pocketlm_last_error(s)), 1;
-  return 0;
+  failed = pocketlm_open(s, &cfg) || pocketlm_encode(s, "Once upon a time", 16, ids, 256, &n) ||
+           pocketlm_generate(s, ids, n, 48, &sampler, print_piece, NULL, NULL);
+  if (failed) fprintf(stderr, "error: %s\n", pocketlm_last_error(s));
+  pocketlm_close(s); free(cfg.tier_buffers[0]); free(memory); fclose(f);
+  return failed;
 }
