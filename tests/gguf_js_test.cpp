@@ -88,20 +88,27 @@ std::string parser_dir(bool* skip) {
 
 constexpr const char* kNoNode = "node is not installed: the @huggingface/gguf check is skipped (CI installs nodejs and npm)";
 
+// The parser's view of the GGUF file at `path` (its dump as JSON) and pocketlm's (the spec).
+void read_both(const std::string& dir, const std::string& path, json* js, ModelSpec* spec) {
+  int status = 0;
+  const std::string text = capture("cd '" + dir + "' && node dump.mjs '" + path + "'", &status);
+  ASSERT_EQ(status, 0) << text;
+  *js = json::parse(text);
+  FileStorage f;
+  ASSERT_TRUE(f.open(path.c_str(), "model").ok());
+  ASSERT_TRUE(read_model_spec(f, spec).ok());
+}
+
 // IQ4_XS (type 23): the ESP32-shaped PLE model with its table in IQ4_XS, each tensor where
 // pocketlm's reader puts it. Part of the test above, so that one process installs the parser.
 void expect_iq4_xs_table_read(const std::string& dir) {
   SCOPED_TRACE("esp32-ple_iq4xs.gguf");
   const std::string path = test::golden_model_path("esp32-ple_iq4xs.gguf");
   ASSERT_FALSE(path.empty());
-  int status = 0;
-  const std::string text = capture("cd '" + dir + "' && node dump.mjs '" + path + "'", &status);
-  ASSERT_EQ(status, 0) << text;
-  const json js = json::parse(text);
-  FileStorage f;
-  ASSERT_TRUE(f.open(path.c_str(), "model").ok());
+  json js;
   ModelSpec spec;
-  ASSERT_TRUE(read_model_spec(f, &spec).ok());
+  read_both(dir, path, &js, &spec);
+  if (::testing::Test::HasFatalFailure()) return;
   EXPECT_EQ(js["metadata"]["general.architecture"], "pocketlm-ple");
   int iq4 = 0;
   for (int i = 0; i < spec.tensor_count(); ++i) {
@@ -123,7 +130,6 @@ TEST(GgufJs, HuggingFaceParserReadsWhatPocketlmWrites) {
   const std::string dir = parser_dir(&skip);
   if (skip) GTEST_SKIP() << kNoNode;
   ASSERT_FALSE(dir.empty());
-  int status = 0;
 
   const std::string work = test::temp_dir();
   struct Case {
@@ -142,14 +148,10 @@ TEST(GgufJs, HuggingFaceParserReadsWhatPocketlmWrites) {
     }
     const test::CommandResult r = test::run_pocketlm(args);
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    const std::string text = capture("cd '" + dir + "' && node dump.mjs '" + out + "'", &status);
-    ASSERT_EQ(status, 0) << text;
-    const json js = json::parse(text);
-
-    FileStorage f;
-    ASSERT_TRUE(f.open(out.c_str(), "model").ok());
+    json js;
     ModelSpec spec;
-    ASSERT_TRUE(read_model_spec(f, &spec).ok());
+    read_both(dir, out, &js, &spec);
+    if (HasFatalFailure()) return;
     const ModelConfig& cfg = spec.config;
     const json& m = js["metadata"];
     EXPECT_EQ(m["version"], 3);
