@@ -21,7 +21,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "firmware_device.h"  // generated: the device profile and its tier capacities
+#include "firmware_device.h"  // generated: the device profile's tiers
 #include "pocketlm/api/pocketlm.h"
 #include "pocketlm/base/format.h"
 #include "ports/cortex_m/instruction_clock.h"
@@ -35,19 +35,17 @@ extern "C" const unsigned char pocketlm_model_image[], pocketlm_model_image_end[
 
 namespace {
 
-using pocketlm::firmware::kDevice;
-
 // The PSRAM tier's capacity: the profile's, or a smaller one that a planted case gives to show that
 // a plan which does not fit stops the firmware at start (scripts/run-firmware-golden).
 #ifdef POCKETLM_FIRMWARE_PSRAM_BYTES
-constexpr std::size_t kTier1Bytes = POCKETLM_FIRMWARE_PSRAM_BYTES;
+constexpr std::size_t kPsramBytes = POCKETLM_FIRMWARE_PSRAM_BYTES;
 #else
-constexpr std::size_t kTier1Bytes = pocketlm::firmware::kTier1Bytes;
+constexpr std::size_t kPsramBytes = pocketlm::firmware::kTier1Bytes;
 #endif
 
 // The RAM tiers: internal SRAM (with the program's data and stack) and PSRAM.
 alignas(16) __attribute__((section(".tier0"))) unsigned char g_tier0[pocketlm::firmware::kTier0Bytes];
-alignas(16) __attribute__((section(".tier1"))) unsigned char g_tier1[kTier1Bytes];
+alignas(16) __attribute__((section(".tier1"))) unsigned char g_tier1[kPsramBytes];
 
 // The session object, in internal SRAM with the program's data (the C API allocates nothing).
 alignas(16) unsigned char g_session_memory[40 * 1024];
@@ -144,11 +142,12 @@ int main() {
   // The device profile's tiers (firmware_device.h): SRAM, PSRAM, then the flash that holds the
   // model file beside the firmware's reserved bytes.
   config.ram_tier_count = 2;
-  config.ram_tiers[0] = {kDevice.tiers[0].name, kDevice.tiers[0].capacity};
-  config.ram_tiers[1] = {kDevice.tiers[1].name, kTier1Bytes};
-  config.storage_name = kDevice.tiers[2].name;
-  config.storage_capacity = kDevice.tiers[2].capacity;
-  config.storage_reserved = kDevice.tiers[2].reserved_bytes;
+  using pocketlm::firmware::kRamTiers, pocketlm::firmware::kStorageTier;
+  config.ram_tiers[0] = {kRamTiers[0].name, kRamTiers[0].capacity};
+  config.ram_tiers[1] = {kRamTiers[1].name, kPsramBytes};
+  config.storage_name = kStorageTier.name;
+  config.storage_capacity = kStorageTier.capacity;
+  config.storage_reserved = pocketlm::firmware::kStorageReservedBytes;
   config.tier_buffers[0] = g_tier0;
   config.tier_buffer_bytes[0] = sizeof g_tier0;
   config.tier_buffers[1] = g_tier1;
@@ -158,7 +157,7 @@ int main() {
   config.kernels = POCKETLM_FIRMWARE_KERNELS;
   config.clock = pocketlm::firmware::clock_ticks;
   config.clock_ticks_per_second = pocketlm::firmware::kTicksPerSecond;
-  say("device: %s; model %s (%llu bytes)", kDevice.name, config.model.name,
+  say("device: %s; model %s (%llu bytes)", pocketlm::firmware::kDeviceName, config.model.name,
       static_cast<unsigned long long>(config.model.size));
 
   pocketlm_session* session = nullptr;
