@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "ports/posix/file_storage.h"
+#include "pocketlm/memory/arena.h"
 #include "pocketlm/runtime/session.h"
 #include "test_support.h"
 
@@ -121,6 +122,49 @@ TEST_P(SessionTest, BorrowedBufferOfThePlannedSizeIsEnough) {
   tight.tier_buffer_bytes[0] = static_cast<std::size_t>(plan.total()) - 1;
   Session t;
   EXPECT_FALSE(t.open(f.model, f.tokenizer, tight).ok());
+}
+
+// The port's tier allocator: asked once per RAM tier the plan needs, after planning, for the
+// tier's bytes and room to align them; its block is borrowed (the arena is exactly the plan), and
+// a null answer leaves the tier to the session.
+struct TierAllocator {
+  std::vector<std::vector<unsigned char>> blocks;
+  std::vector<std::pair<int, std::size_t>> calls;
+  bool give = true;
+  static void* allocate(void* ctx, int tier, std::size_t bytes) {
+    auto* self = static_cast<TierAllocator*>(ctx);
+    self->calls.emplace_back(tier, bytes);
+    if (!self->give) return nullptr;
+    self->blocks.emplace_back(bytes);
+    return self->blocks.back().data();
+  }
+};
+
+TEST_P(SessionTest, TierAllocatorGivesTheArenaOnceThePlanIsMade) {
+  POCKETLM_REQUIRE_FILES(std::string("models/") + GetParam(), "models/tok512.bin");
+  Files f(GetParam());
+  ModelSpec spec;
+  MemoryPlan plan;
+  ASSERT_TRUE(Session::plan(f.model, &f.tokenizer, SessionOptions{}, &spec, &plan).ok());
+  for (bool give : {true, false}) {
+    SCOPED_TRACE(give ? "the allocator's block" : "the session's own");
+    TierAllocator allocator;
+    allocator.give = give;
+    SessionOptions options;
+    options.tier_allocator = TierAllocator::allocate;
+    options.tier_allocator_ctx = &allocator;
+    Session s;
+    ASSERT_TRUE(s.open(f.model, f.tokenizer, options).ok());
+    ASSERT_EQ(allocator.calls.size(), 1u);
+    EXPECT_EQ(allocator.calls[0].first, 0);
+    EXPECT_EQ(allocator.calls[0].second, static_cast<std::size_t>(plan.arena_bytes(0)) + Arena::kAlignment);
+    EXPECT_EQ(s.arena_bytes(), plan.total());
+    if (give) {  // the arena lies in the allocator's block
+      const unsigned char* block = allocator.blocks[0].data();
+      EXPECT_GE(s.arena().base(0), block);
+      EXPECT_LE(s.arena().base(0) + plan.arena_bytes(0), block + allocator.blocks[0].size());
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, SessionTest, ::testing::Values("stories260K.bin", "stories260K_q80.bin"),

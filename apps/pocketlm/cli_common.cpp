@@ -200,19 +200,24 @@ Status ModelFiles::open(const std::string& path, const std::string& z) {
   return open_tokenizer(z, model, &tokenizer_file, &tokenizer, &tokenizer_label, &tokenizer_warning);
 }
 
+namespace {
+
+// SessionOptions::tier_allocator: a RAM tier of kHugeArenaBytes or more in huge pages, held by the
+// ModelFiles (ctx) for the session's life; smaller tiers (and a refused block) the session
+// allocates itself.
+void* huge_page_tier(void* ctx, int tier, std::size_t bytes) {
+  if (bytes < kHugeArenaBytes || tier < 0 || tier >= MemoryPlan::kMaxTiers) return nullptr;
+  HugePageBlock& block = static_cast<ModelFiles*>(ctx)->arena[tier];
+  return block.allocate(bytes) ? block.data() : nullptr;
+}
+
+}  // namespace
+
 Status open_session(ModelFiles& files, const SessionOptions& options, Session* session) {
   SessionOptions o = options;
-  ModelSpec spec;
-  MemoryPlan plan;
-  // The plan open() will make, for the tiers' sizes; any error is open()'s to report.
-  if (Session::plan(files.model, files.tokenizer, o, &spec, &plan).ok() && plan.fits()) {
-    for (int t = 0; t < plan.tier_count() && t < MemoryPlan::kMaxTiers; ++t) {
-      const std::uint64_t need = plan.arena_bytes(t);
-      if (plan.tier(t).storage || o.tier_buffers[t] || need < kHugeArenaBytes || need > SIZE_MAX) continue;
-      if (!files.arena[t].allocate(static_cast<std::size_t>(need))) continue;  // open() allocates, and says so
-      o.tier_buffers[t] = files.arena[t].data();
-      o.tier_buffer_bytes[t] = files.arena[t].size();
-    }
+  if (!o.tier_allocator) {
+    o.tier_allocator = huge_page_tier;
+    o.tier_allocator_ctx = &files;
   }
   const Status st = session->open(files.model, files.tokenizer, o);
   if (st.code() == StatusCode::kOutOfMemory && session->plan().size() > 0 && !session->plan().fits())

@@ -97,8 +97,9 @@ struct ModelFiles {
 };
 // session->open() over `files`; over budget, the plan is printed to stderr first, so that the
 // one-line error can be read against it. A RAM tier of at least kHugeArenaBytes that the
-// options do not already give a buffer gets one in huge pages (files.arena: the host port's
-// lever for decode from DRAM, docs/performance.md); the engine borrows it.
+// options do not already give a buffer gets one in huge pages through the session's
+// tier_allocator, once its plan is made (files.arena: the host port's lever for decode from
+// DRAM, docs/performance.md); the engine borrows it.
 inline constexpr std::uint64_t kHugeArenaBytes = std::uint64_t{16} << 20;
 Status open_session(ModelFiles& files, const SessionOptions& options, Session* session);
 

@@ -247,15 +247,22 @@ Status Session::open(Storage& model, Storage* tokenizer, const SessionOptions& o
   for (int t = 0; t < plan_.tier_count(); ++t) {
     if (plan_.tier(t).storage) continue;
     const std::uint64_t need = plan_.arena_bytes(t);
-    if (options.tier_buffers[t]) {
-      arena_.init_borrowed(t, options.tier_buffers[t], options.tier_buffer_bytes[t]);
+    void* buffer = options.tier_buffers[t];
+    std::size_t buffer_bytes = options.tier_buffer_bytes[t];
+    // The port's block, with room for aligning its start (Arena::kAlignment).
+    if (!buffer && need > 0 && options.tier_allocator && need <= SIZE_MAX - Arena::kAlignment) {
+      buffer_bytes = static_cast<std::size_t>(need) + Arena::kAlignment;
+      buffer = options.tier_allocator(options.tier_allocator_ctx, t, buffer_bytes);
+    }
+    if (buffer) {
+      arena_.init_borrowed(t, buffer, buffer_bytes);
       // Checked here, not mid-carve, so the error gives the plan's figure.
       if (arena_.capacity(t) < need)
         return Status::error(StatusCode::kOutOfMemory,
                              "%s: the buffer for tier %s holds %llu usable bytes (of %zu, after 16-byte alignment) "
                              "but the plan needs %llu there",
                              model.name(), plan_.tier(t).name, static_cast<unsigned long long>(arena_.capacity(t)),
-                             options.tier_buffer_bytes[t], static_cast<unsigned long long>(need));
+                             buffer_bytes, static_cast<unsigned long long>(need));
       continue;
     }
     if (need == 0) continue;

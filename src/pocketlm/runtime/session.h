@@ -66,6 +66,12 @@ struct SessionOptions {
   // null entry is allocated. Each must hold the plan's arena_bytes(tier) after alignment.
   void* tier_buffers[MemoryPlan::kMaxTiers] = {};
   std::size_t tier_buffer_bytes[MemoryPlan::kMaxTiers] = {};
+  // The port's memory for a RAM tier the plan needs and tier_buffers leaves null, asked for once
+  // the plan is made: a block of at least `bytes` (any alignment) that stays valid while the
+  // session lives (the port owns and frees it), or nullptr to let the session allocate the tier
+  // itself. The host port gives large tiers huge pages this way (ports/posix/huge_pages.h).
+  void* (*tier_allocator)(void* ctx, int tier, std::size_t bytes) = nullptr;
+  void* tier_allocator_ctx = nullptr;
   int prefill_batch = 0;                   // prompt tokens per prefill pass: 0 = the plan's
                                            // choice (kMaxPrefillBatch, or the most that fits
                                            // the RAM tiers), 1 = one token at a time as run.c
