@@ -103,6 +103,15 @@ TEST(JsonOutput, BenchHasRatesAndTheProjection) {
   EXPECT_GT(j["projection"]["decode_tok_per_s"].get<double>(), 0);
   EXPECT_EQ(j["projection"]["tiers"].size(), 3u);
   EXPECT_EQ(r.out.find("metric"), std::string::npos) << "no table with --json";
+  // Greedy decode runs positions prompt_tokens - 1 .. 15, each reading pos + 1 positions of the
+  // kv cache: stories260K's 5 layers x (keys + values) x kv_dim 32 x 4 bytes = 1280 per position.
+  const double prompt = j["prompt_tokens"].get<double>();
+  EXPECT_DOUBLE_EQ(j["kv_cache_bytes_per_token"].get<double>(), 1280.0 * (prompt + 16) / 2);
+  EXPECT_GT(j["fraction_of_limit_with_kv"].get<double>(), j["fraction_of_limit"].get<double>());
+  const CommandResult f16 = run_pocketlm({"bench", stories260k(), "-z", tok512(), "-n", "16", "--repeats", "1",
+                                          "--kv", "f16", "--json"});
+  ASSERT_EQ(f16.exit_code, 0) << f16.err;
+  EXPECT_DOUBLE_EQ(parse(f16)["kv_cache_bytes_per_token"].get<double>(), 640.0 * (prompt + 16) / 2);
 }
 
 TEST(JsonOutput, EvalCarriesTheTablesFigures) {

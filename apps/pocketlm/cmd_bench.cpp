@@ -167,7 +167,7 @@ int run_bench(const BenchOptions& o) {
     timing->first_token_ms.reserve(static_cast<std::size_t>(repeats));
   }
   std::uint64_t storage_bytes = 0, storage_reads = 0, storage_seeks = 0, passes = 0, prefill_bytes = 0,
-                prefill_seeks = 0;
+                prefill_seeks = 0, decode_passes = 0, decode_kv_positions = 0;
   SamplerParams greedy;
   greedy.temperature = 0.0f;
   for (long long r = 0; r < repeats; ++r) {
@@ -181,6 +181,8 @@ int run_bench(const BenchOptions& o) {
     prefill_bytes += stats.prefill_storage_bytes;
     prefill_seeks += stats.prefill_storage_seeks;
     passes += static_cast<std::uint64_t>(stats.prefill_passes + stats.decode_passes);
+    decode_passes += static_cast<std::uint64_t>(stats.decode_passes);
+    decode_kv_positions += stats.decode_kv_positions;
     if (!st.ok()) return fail(st);
     if (!sampling) continue;
     // The same repeat sampled, right after: drift of the machine hits both alike.
@@ -193,6 +195,12 @@ int run_bench(const BenchOptions& o) {
   const double decode_tps = tok_per_s(t.decode_ms);
   const double prefill_tps = t.prefill_s > 0 ? t.prefill_passes / t.prefill_s : 0.0;
   const std::uint64_t bytes_per_token = session.model().weight_bytes_per_token();
+  // What a greedy decode pass's attention read of the kv cache, on average over the passes: on
+  // a long context as much memory traffic as a share of the weights.
+  const double kv_bytes_per_token =
+      decode_passes ? static_cast<double>(session.model().kv_bytes_per_position()) *
+                          static_cast<double>(decode_kv_positions) / static_cast<double>(decode_passes)
+                    : 0.0;
 
   // The table's rows go to stdout unless --json asked for the JSON object instead.
   auto row = [&o](const char* key, const std::string& value) {
@@ -292,11 +300,19 @@ int run_bench(const BenchOptions& o) {
                          {"llc_gb_per_s", sweep.llc_gb_per_s}, {"llc_knee_mib", sweep.knee_mib},
                          {"dram_gb_per_s", sweep.dram_gb_per_s}, {"dram_mib", sweep.dram_mib},
                          {"seconds", sweep.seconds},      {"sweep", sweep_json}};
+  j["kv_cache_bytes_per_token"] = kv_bytes_per_token;
+  row("kv cache bytes/token", fmt("%.0f (read by attention, mean over the greedy decode passes)", kv_bytes_per_token));
   if (!t.decode_ms.empty()) {
     j["fraction_of_limit"] = double(bytes_per_token) / 1e9 / limit.gb_per_s * decode_tps;
     const double per_limit = static_cast<double>(bytes_per_token) / 1e9 / limit.gb_per_s;
     row("fraction of limit", fmt("%.2f (effective GB/s / ", per_limit * decode_tps) + limit.tier +
                                  fmt(" read bandwidth; %.2f at the median ms/token)", per_limit * 1e3 / percentile(sorted, 50)));
+    // Every byte decode reads: the weights and the kv cache positions attention went over.
+    const double all_per_limit = (static_cast<double>(bytes_per_token) + kv_bytes_per_token) / 1e9 / limit.gb_per_s;
+    j["fraction_of_limit_with_kv"] = all_per_limit * decode_tps;
+    row("with kv cache reads", fmt("%.2f ((weight + kv cache bytes/token) x decode tok/s / ", all_per_limit * decode_tps) +
+                                   limit.tier + fmt(" read bandwidth; %.2f at the median ms/token)",
+                                                    all_per_limit * 1e3 / percentile(sorted, 50)));
   }
   row("arena bytes", bytes_text(session.arena_bytes()));
   j["arena_bytes"] = session.arena_bytes();

@@ -179,6 +179,33 @@ inline void weighted_values(const AttentionArgs& a, const float* att, int positi
   for (int j = 0; j < NV; ++j) _mm256_storeu_ps(out + j * kLanes, acc[j]);
 }
 
+// One query's scores against kT consecutive tiles of 8 positions from key row k0 (att_t[0 ..
+// 8*kT)): each lane sums q[i] * k_t[i] over i in order, as attention_queries does for one tile.
+// A tile's sum is one chain of dependent adds (8 per transposed 8x8 block), bound by the add's
+// latency; kT tiles give the core kT independent chains to overlap.
+template <int kT>
+inline void score_tiles(const AttentionArgs& a, const float* q, const float* k0, float scale, float* att_t) {
+  __m256 score[kT];
+  for (int u = 0; u < kT; ++u) score[u] = _mm256_setzero_ps();
+  const auto kv_dim = static_cast<std::size_t>(a.kv_dim);
+  int i = 0;
+  for (; i + kLanes <= a.head_size; i += kLanes) {
+    for (int u = 0; u < kT; ++u) {
+      const float* k = k0 + static_cast<std::size_t>(u) * kLanes * kv_dim + i;
+      __m256 col[kLanes];
+      for (int p = 0; p < kLanes; ++p) col[p] = _mm256_loadu_ps(k + static_cast<std::size_t>(p) * kv_dim);
+      transpose8(col);
+      for (int c = 0; c < kLanes; ++c) score[u] = _mm256_add_ps(score[u], _mm256_mul_ps(_mm256_set1_ps(q[i + c]), col[c]));
+    }
+  }
+  const __m256i key_index = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(a.kv_dim));
+  for (; i < a.head_size; ++i)
+    for (int u = 0; u < kT; ++u)
+      score[u] = _mm256_add_ps(score[u], _mm256_mul_ps(_mm256_set1_ps(q[i]),
+                                                       _mm256_i32gather_ps(k0 + static_cast<std::size_t>(u) * kLanes * kv_dim + i, key_index, 4)));
+  for (int u = 0; u < kT; ++u) _mm256_storeu_ps(att_t + u * kLanes, _mm256_div_ps(score[u], _mm256_set1_ps(scale)));
+}
+
 // run.c's softmax with its expf loop through the exp_sum slot (x86::select_exp_sum: expf's
 // bits, the sum in index order).
 void softmax(float* x, int n) { reference::softmax_over(x, n, x86::select_exp_sum()); }
@@ -208,11 +235,16 @@ void attention_queries(const AttentionArgs& a) {
         positions[j] = a.pos + t0 + j + 1;
       }
       // Key tiles every query of the group covers in full, then those only the later ones do
-      // (positions grow with j); each query's last positions % 8 go one at a time below.
-      for (int t = 0; t + kLanes <= positions[n - 1]; t += kLanes) {
+      // (positions grow with j); each query's last positions % 8 go one at a time below. A lone
+      // query (decode) takes four tiles at a time: four chains of adds instead of one.
+      int tk = 0;
+      if (n == 1)
+        for (; tk + 4 * kLanes <= positions[0]; tk += 4 * kLanes)
+          score_tiles<4>(a, q[0], a.key_cache + static_cast<std::size_t>(tk) * a.kv_dim + kv_off, scale, att[0] + tk);
+      for (; tk + kLanes <= positions[n - 1]; tk += kLanes) {
         int first = 0;
-        while (t + kLanes > positions[first]) ++first;
-        const float* k = a.key_cache + static_cast<std::size_t>(t) * a.kv_dim + kv_off;
+        while (tk + kLanes > positions[first]) ++first;
+        const float* k = a.key_cache + static_cast<std::size_t>(tk) * a.kv_dim + kv_off;
         __m256 score[kTile];
         for (int j = first; j < n; ++j) score[j] = _mm256_setzero_ps();
         int i = 0;
@@ -230,7 +262,7 @@ void attention_queries(const AttentionArgs& a) {
           const __m256 col = _mm256_i32gather_ps(k + i, key_index, 4);
           for (int j = first; j < n; ++j) score[j] = _mm256_add_ps(score[j], _mm256_mul_ps(_mm256_set1_ps(q[j][i]), col));
         }
-        for (int j = first; j < n; ++j) _mm256_storeu_ps(att[j] + t, _mm256_div_ps(score[j], _mm256_set1_ps(scale)));
+        for (int j = first; j < n; ++j) _mm256_storeu_ps(att[j] + tk, _mm256_div_ps(score[j], _mm256_set1_ps(scale)));
       }
       for (int j = 0; j < n; ++j) {
         for (int t = positions[j] / kLanes * kLanes; t < positions[j]; ++t) {
@@ -242,8 +274,10 @@ void attention_queries(const AttentionArgs& a) {
         softmax(att[j], positions[j]);
         float* xb = a.out + (t0 + j) * q_stride + static_cast<std::size_t>(h) * a.head_size;
         int i = 0;
-        // Up to 6 vectors (48 dimensions) per pass over the positions, so that each position's
-        // values are read as one contiguous run; every lane still adds a_t * v_t[i] over t in order.
+        // Up to 8 vectors (64 dimensions) per pass over the positions, so that each position's
+        // values are read as one contiguous run and 8 chains of adds overlap; every lane still
+        // adds a_t * v_t[i] over t in order.
+        for (; i + 8 * kLanes <= a.head_size; i += 8 * kLanes) weighted_values<8>(a, att[j], positions[j], kv_off + i, xb + i);
         for (; i + 6 * kLanes <= a.head_size; i += 6 * kLanes) weighted_values<6>(a, att[j], positions[j], kv_off + i, xb + i);
         for (; i + 4 * kLanes <= a.head_size; i += 4 * kLanes) weighted_values<4>(a, att[j], positions[j], kv_off + i, xb + i);
         for (; i + 2 * kLanes <= a.head_size; i += 2 * kLanes) weighted_values<2>(a, att[j], positions[j], kv_off + i, xb + i);

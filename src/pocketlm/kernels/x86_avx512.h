@@ -147,10 +147,42 @@ inline void block_sums_512(const unsigned char* const* q, const std::int8_t* xq,
   }
 }
 
-// Rows [0, full) of a 16-row interleaved Q4_0 or Q8_0 matrix: kStreams runs of row groups far
-// apart, one group of each per pass (avx2's matmul_ggml_rows, 16 lanes), blocks in chunks. The
-// integer correction per block: Q4_0's nibbles are q + 8 (8 * the activation sum), a biased
-// Dot's Q8_0 bytes w + 128 (128 * the activation sum).
+// One pass of blocks [b0, b1) over the N 16-row groups group[0..N) of an interleaved Q4_0 or
+// Q8_0 matrix (rows of row_bytes): each lane's accumulator starts at 0 (b0 = 0) or from out[],
+// then adds the reference's (float)(isum - correction) * (d_w * d_x) block by block.
+template <class Dot, bool kQ4, int N>
+inline void ggml_pass_512(float* out, const unsigned char* w, const unsigned char* xb, std::size_t row_bytes, int b0,
+                          int b1, const float* dx, const std::int32_t* xsum8, const int* group) {
+  constexpr std::size_t kBs = kQ4 ? kQ4_0BlockBytes : kQ8_0BlockBytes;
+  const unsigned char* base[N];
+  __m512 acc[N];
+  for (int j = 0; j < N; ++j) {
+    base[j] = w + static_cast<std::size_t>(group[j]) * kLanes16 * row_bytes;
+    acc[j] = b0 == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(out + group[j] * kLanes16);
+  }
+  for (int b = b0; b < b1; ++b) {
+    const std::size_t at = static_cast<std::size_t>(b) * kLanes16 * kBs;
+    const unsigned char* q[N];
+    for (int j = 0; j < N; ++j) q[j] = base[j] + at + 2 * kLanes16;
+    const auto* xq = reinterpret_cast<const std::int8_t*>(xb + static_cast<std::size_t>(b) * kQ8_0BlockBytes + 2);
+    __m512i sums[N];
+    block_sums_512<Dot, kQ4, N>(q, xq, sums);
+    const __m512i corr = _mm512_set1_epi32(xsum8[b - b0]);
+    const __m512 dxv = _mm512_set1_ps(dx[b - b0]);
+    for (int j = 0; j < N; ++j) {
+      const __m512 d =
+          _mm512_mul_ps(_mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(base[j] + at))), dxv);
+      acc[j] = _mm512_add_ps(acc[j], _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(sums[j], corr)), d));
+    }
+  }
+  for (int j = 0; j < N; ++j) _mm512_storeu_ps(out + group[j] * kLanes16, acc[j]);
+}
+
+// Rows [0, full) of a 16-row interleaved Q4_0 or Q8_0 matrix: the row groups cut into kStreams
+// runs of equal length far apart, one group of each run per pass (avx2's matmul_ggml_rows, 16
+// lanes), then the few groups left over one at a time; blocks in chunks. The integer
+// correction per block: Q4_0's nibbles are q + 8 (8 * the activation sum), a biased Dot's Q8_0
+// bytes w + 128 (128 * the activation sum).
 template <class Dot, bool kQ4>
 void matmul_ggml_rows_512(float* out, const unsigned char* w, const unsigned char* xb, int n, int full) {
   constexpr int kStreams = kStreams512;
@@ -159,7 +191,7 @@ void matmul_ggml_rows_512(float* out, const unsigned char* w, const unsigned cha
   const std::size_t row_bytes = static_cast<std::size_t>(nb) * kBs;
   float dx[kBlockChunk512];
   std::int32_t xsum8[kBlockChunk512];
-  const int groups = full / kLanes16, run = (groups + kStreams - 1) / kStreams;
+  const int groups = full / kLanes16, run = groups / kStreams;
   for (int b0 = 0; b0 < nb; b0 += kBlockChunk512) {
     const int b1 = nb - b0 < kBlockChunk512 ? nb : b0 + kBlockChunk512;
     for (int b = b0; b < b1; ++b) {
@@ -170,37 +202,11 @@ void matmul_ggml_rows_512(float* out, const unsigned char* w, const unsigned cha
       xsum8[b - b0] = kQ4 ? 8 * s : (Dot::kBiased ? 128 * s : 0);
     }
     for (int g = 0; g < run; ++g) {
-      int row[kStreams];
-      bool real[kStreams];
-      const unsigned char* base[kStreams];
-      __m512 acc[kStreams];
-      for (int j = 0; j < kStreams; ++j) {
-        const int gj = g + j * run;
-        real[j] = gj < groups;
-        row[j] = (real[j] ? gj : g) * kLanes16;
-        base[j] = w + static_cast<std::size_t>(row[j]) * row_bytes;
-        acc[j] = b0 == 0 || !real[j] ? _mm512_setzero_ps() : _mm512_loadu_ps(out + row[j]);
-      }
-      for (int b = b0; b < b1; ++b) {
-        const std::size_t at = static_cast<std::size_t>(b) * kLanes16 * kBs;
-        const unsigned char* q[kStreams];
-        for (int j = 0; j < kStreams; ++j) {
-          q[j] = base[j] + at + 2 * kLanes16;
-        }
-        const auto* xq = reinterpret_cast<const std::int8_t*>(xb + static_cast<std::size_t>(b) * kQ8_0BlockBytes + 2);
-        __m512i sums[kStreams];
-        block_sums_512<Dot, kQ4, kStreams>(q, xq, sums);
-        const __m512i corr = _mm512_set1_epi32(xsum8[b - b0]);
-        const __m512 dxv = _mm512_set1_ps(dx[b - b0]);
-        for (int j = 0; j < kStreams; ++j) {
-          const __m512 d =
-              _mm512_mul_ps(_mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(base[j] + at))), dxv);
-          acc[j] = _mm512_add_ps(acc[j], _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(sums[j], corr)), d));
-        }
-      }
-      for (int j = 0; j < kStreams; ++j)
-        if (real[j]) _mm512_storeu_ps(out + row[j], acc[j]);
+      int group[kStreams];
+      for (int j = 0; j < kStreams; ++j) group[j] = g + j * run;
+      ggml_pass_512<Dot, kQ4, kStreams>(out, w, xb, row_bytes, b0, b1, dx, xsum8, group);
     }
+    for (int g = kStreams * run; g < groups; ++g) ggml_pass_512<Dot, kQ4, 1>(out, w, xb, row_bytes, b0, b1, dx, xsum8, &g);
   }
 }
 

@@ -418,6 +418,7 @@ Status Session::generate(const std::int32_t* prompt, int n_prompt, int steps, co
     } else {
       if (s.decode_passes == 0) first_token_ticks = t - start;
       ++s.decode_passes;
+      s.decode_kv_positions += static_cast<std::uint64_t>(pos) + 1;
       decode_ticks += t - last;
     }
     last = t;

@@ -85,6 +85,9 @@ struct GenerateStats {
   int prompt_tokens = 0;      // tokens of the encoded prompt, BOS included
   int prefill_passes = 0;
   int decode_passes = 0;      // = tokens sampled, a final BOS included
+  // Sum over the decode passes of pos + 1: the kv cache positions their attention read (times
+  // Model::kv_bytes_per_position(), the cache bytes decode read besides the weights).
+  std::uint64_t decode_kv_positions = 0;
   double prefill_seconds = 0.0;
   double decode_seconds = 0.0;
   double first_token_seconds = 0.0;  // from the start to the first sampled token
