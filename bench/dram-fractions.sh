@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Decode from DRAM against the machine's own limit, as a markdown table: for each model larger
-# than the cache (bench/dram-models.sh makes them) and 1 and 2 threads, `pocketlm bench --json`
-# ROUNDS times, the rounds interleaved; the medians of decode tok/s, of the DRAM read rate the
-# same run measured, and of decode's fraction of it, weights alone and with the kv cache reads.
-#   bench/dram-fractions.sh build
+# Decode from DRAM against the machine's own limit, as a markdown table: for each build given
+# (before and after a change: the rounds of all are interleaved, so that the machine's drift hits
+# each alike), each model larger than the cache (bench/dram-models.sh makes them) and 1 and 2
+# threads, `pocketlm bench --json` ROUNDS times; the medians of decode tok/s, of the DRAM read
+# rate the same run measured, and of decode's fraction of it, weights alone and with the kv
+# cache reads.
+#   bench/dram-fractions.sh build                 # or: bench/dram-fractions.sh /tmp/base/build build
 # env: MODELS="synth42M.bin synth110M_q80.bin synth110M_q4_0.gguf" THREADS="1 2" ROUNDS=5 N=192 ARGS=
 set -euo pipefail
-build=${1:-build}
+builds=("${@:-build}")
 cd "$(dirname "$0")/.."
 models=${MODELS:-synth42M.bin synth110M_q80.bin synth110M_q4_0.gguf}
 threads=${THREADS:-1 2}
@@ -21,27 +23,37 @@ trap 'rm -rf "$out"' EXIT
 for ((r = 0; r < rounds; ++r)); do
   for m in $models; do
     for t in $threads; do
-      # shellcheck disable=SC2086
-      "$build/pocketlm" bench "models/$m" -z models/tokenizer.bin --seq-len 256 -n "$n" --repeats 1 \
-        --threads "$t" --json $args >> "$out/$m.$t.jsonl"
+      for b in "${!builds[@]}"; do
+        tok=()
+        [[ $m == *.gguf ]] || tok=(-z models/tokenizer.bin)  # a GGUF file carries its own
+        # shellcheck disable=SC2086
+        "${builds[$b]}/pocketlm" bench "models/$m" "${tok[@]}" --seq-len 256 -n "$n" --repeats 1 \
+          --threads "$t" --json $args >> "$out/$b.$m.$t.json"
+      done
     done
   done
 done
-echo "| model | threads | kernels | decode tok/s | DRAM GB/s | fraction (weights) | fraction (weights + kv cache) |"
-echo "|---|---:|---|---:|---:|---:|---:|"
+echo "| build | model | threads | kernels | decode tok/s | DRAM GB/s | fraction (weights) | fraction (weights + kv cache) |"
+echo "|---|---|---:|---|---:|---:|---:|---:|"
 for m in $models; do
   for t in $threads; do
-    /usr/bin/python3 - "$out/$m.$t.jsonl" "$m" "$t" << 'EOF'
+    for b in "${!builds[@]}"; do
+    /usr/bin/python3 - "$out/$b.$m.$t.json" "${builds[$b]}" "$m" "$t" << 'EOF'
 import json, statistics, sys
-runs = [json.loads(line) for line in open(sys.argv[1])]
+text, runs, at = open(sys.argv[1]).read(), [], 0
+while text[at:].strip():  # the rounds' objects one after the other
+    obj, end = json.JSONDecoder().raw_decode(text[at:].lstrip())
+    at = len(text) - len(text[at:].lstrip()) + end
+    runs.append(obj)
 def med(key, fmt):  # "n/a" for a key an older pocketlm does not print
     values = [r[key] for r in runs if key in r]
     return format(statistics.median(values), fmt) if values else "n/a"
 for r in runs:
     r["dram_gb_per_s"] = r["read_bandwidth"]["dram_gb_per_s"]
-print(f"| {sys.argv[2]} | {sys.argv[3]} | {runs[0]['kernels']} | {med('decode_tok_per_s', '.1f')} | "
+print(f"| {sys.argv[2]} | {sys.argv[3]} | {sys.argv[4]} | {runs[0]['kernels']} | {med('decode_tok_per_s', '.1f')} | "
       f"{med('dram_gb_per_s', '.1f')} | {med('fraction_of_limit', '.2f')} | {med('fraction_of_limit_with_kv', '.2f')} |")
 EOF
+    done
   done
 done
 echo
