@@ -17,6 +17,7 @@
 #include "json_output.h"
 #include "commands.h"
 #include "pocketlm/base/byte_size.h"
+#include "pocketlm/model/blocks.h"
 #include "ports/posix/file_storage.h"
 #include "ports/posix/thread_pool.h"
 #include "pocketlm/runtime/session.h"
@@ -167,7 +168,7 @@ int run_bench(const BenchOptions& o) {
     timing->first_token_ms.reserve(static_cast<std::size_t>(repeats));
   }
   std::uint64_t storage_bytes = 0, storage_reads = 0, storage_seeks = 0, passes = 0, prefill_bytes = 0,
-                prefill_seeks = 0, decode_passes = 0, decode_kv_positions = 0;
+                prefill_seeks = 0, greedy_decode_passes = 0, decode_kv_positions = 0;
   SamplerParams greedy;
   greedy.temperature = 0.0f;
   for (long long r = 0; r < repeats; ++r) {
@@ -181,7 +182,7 @@ int run_bench(const BenchOptions& o) {
     prefill_bytes += stats.prefill_storage_bytes;
     prefill_seeks += stats.prefill_storage_seeks;
     passes += static_cast<std::uint64_t>(stats.prefill_passes + stats.decode_passes);
-    decode_passes += static_cast<std::uint64_t>(stats.decode_passes);
+    greedy_decode_passes += static_cast<std::uint64_t>(stats.decode_passes);
     decode_kv_positions += stats.decode_kv_positions;
     if (!st.ok()) return fail(st);
     if (!sampling) continue;
@@ -195,12 +196,13 @@ int run_bench(const BenchOptions& o) {
   const double decode_tps = tok_per_s(t.decode_ms);
   const double prefill_tps = t.prefill_s > 0 ? t.prefill_passes / t.prefill_s : 0.0;
   const std::uint64_t bytes_per_token = session.model().weight_bytes_per_token();
-  // What a greedy decode pass's attention read of the kv cache, on average over the passes: on
-  // a long context as much memory traffic as a share of the weights.
-  const double kv_bytes_per_token =
-      decode_passes ? static_cast<double>(session.model().kv_bytes_per_position()) *
-                          static_cast<double>(decode_kv_positions) / static_cast<double>(decode_passes)
-                    : 0.0;
+  // A greedy decode pass at position p reads p + 1 positions of the kv cache (the plan's kv cache
+  // region holds seq_len of them): on a long context as much memory traffic as a share of the
+  // weights. The mean is counted, so a run that ends early at BOS is measured as it ran.
+  const double mean_kv_positions =
+      greedy_decode_passes ? static_cast<double>(decode_kv_positions) / static_cast<double>(greedy_decode_passes) : 0.0;
+  const double kv_bytes_per_token = static_cast<double>(session.plan().bytes_of(region::kKvCache)) /
+                                    static_cast<double>(session.seq_len()) * mean_kv_positions;
 
   // The table's rows go to stdout unless --json asked for the JSON object instead.
   auto row = [&o](const char* key, const std::string& value) {
@@ -336,7 +338,8 @@ int run_bench(const BenchOptions& o) {
     const double decode_passes = static_cast<double>(t.decode_ms.size());
     const double decode_bytes = static_cast<double>(storage_bytes - prefill_bytes);
     const double decode_seeks = static_cast<double>(storage_seeks - prefill_seeks);
-    const double mean_position = (n_prompt - 1 + n_steps - 1) / 2.0;
+    const double mean_position =
+        greedy_decode_passes ? mean_kv_positions - 1 : (n_prompt - 1 + n_steps - 1) / 2.0;
     const DeviceProjection p = project_decode(*options.device, session.plan(), session.spec(), session.seq_len(),
                                               decode_passes > 0 ? decode_bytes / decode_passes : 0.0,
                                               decode_passes > 0 ? decode_seeks / decode_passes : 0.0, mean_position);

@@ -180,11 +180,13 @@ inline void weighted_values(const AttentionArgs& a, const float* att, int positi
 }
 
 // One query's scores against kT consecutive tiles of 8 positions from key row k0 (att_t[0 ..
-// 8*kT)): each lane sums q[i] * k_t[i] over i in order, as attention_queries does for one tile.
+// 8*kT)): each lane sums q[i] * k_t[i] over i in order, as attention_queries does for one tile
+// (key_index: its gather offsets for the dimensions past the last multiple of 8).
 // A tile's sum is one chain of dependent adds (8 per transposed 8x8 block), bound by the add's
 // latency; kT tiles give the core kT independent chains to overlap.
 template <int kT>
-inline void score_tiles(const AttentionArgs& a, const float* q, const float* k0, float scale, float* att_t) {
+inline void score_tiles(const AttentionArgs& a, const float* q, const float* k0, float scale, __m256i key_index,
+                        float* att_t) {
   __m256 score[kT];
   for (int u = 0; u < kT; ++u) score[u] = _mm256_setzero_ps();
   const auto kv_dim = static_cast<std::size_t>(a.kv_dim);
@@ -198,7 +200,6 @@ inline void score_tiles(const AttentionArgs& a, const float* q, const float* k0,
       for (int c = 0; c < kLanes; ++c) score[u] = _mm256_add_ps(score[u], _mm256_mul_ps(_mm256_set1_ps(q[i + c]), col[c]));
     }
   }
-  const __m256i key_index = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(a.kv_dim));
   for (; i < a.head_size; ++i)
     for (int u = 0; u < kT; ++u)
       score[u] = _mm256_add_ps(score[u], _mm256_mul_ps(_mm256_set1_ps(q[i]),
@@ -240,7 +241,8 @@ void attention_queries(const AttentionArgs& a) {
       int tk = 0;
       if (n == 1)
         for (; tk + 4 * kLanes <= positions[0]; tk += 4 * kLanes)
-          score_tiles<4>(a, q[0], a.key_cache + static_cast<std::size_t>(tk) * a.kv_dim + kv_off, scale, att[0] + tk);
+          score_tiles<4>(a, q[0], a.key_cache + static_cast<std::size_t>(tk) * a.kv_dim + kv_off, scale, key_index,
+                         att[0] + tk);
       for (; tk + kLanes <= positions[n - 1]; tk += kLanes) {
         int first = 0;
         while (tk + kLanes > positions[first]) ++first;

@@ -9,9 +9,6 @@ Status Decoder::carve(const ModelSpec& spec, int seq_len, const Kernels& kernels
   ops_.set_source(&weights_);
   POCKETLM_TRY(weights_.carve(spec, placement, kernels, arena));
   POCKETLM_TRY(state_.carve(spec.config, seq_len, kv, arena));
-  // No overflow: the cache, seq_len times this, was carved with its size checked.
-  kv_bytes_per_position_ = 2ull * static_cast<std::uint64_t>(spec.config.n_layers) *
-                           static_cast<std::uint64_t>(spec.config.kv_dim()) * (kv == KvType::kF16 ? 2u : 4u);
   return ops_.carve(spec, kernels, arena);
 }
 

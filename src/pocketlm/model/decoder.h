@@ -33,7 +33,6 @@ class Decoder : public Model {
   const ModelSpec& spec() const final { return *spec_; }
   int seq_len() const final { return seq_len_; }
   std::uint64_t weight_bytes_per_token() const final { return weights_.bytes_per_token(); }
-  std::uint64_t kv_bytes_per_position() const final { return kv_bytes_per_position_; }
 
  protected:
   // Reads the kind's own rows for tokens[0..count) (a PLE model's per-layer table rows) after
@@ -45,7 +44,6 @@ class Decoder : public Model {
 
   const ModelSpec* spec_ = nullptr;
   int seq_len_ = 0;
-  std::uint64_t kv_bytes_per_position_ = 0;
   PlacedWeights weights_;
   BlockOps ops_;
   DecoderState state_;

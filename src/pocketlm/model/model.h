@@ -55,9 +55,6 @@ class Model {
   virtual int seq_len() const = 0;
   // Bytes of weights one forward pass reads (see WeightSource::bytes_per_token).
   virtual std::uint64_t weight_bytes_per_token() const = 0;
-  // Bytes one position holds in the kv cache, keys and values of every layer: a forward pass at
-  // position pos reads pos + 1 of them (attention), besides its weights.
-  virtual std::uint64_t kv_bytes_per_position() const = 0;
 };
 
 }  // namespace pocketlm

@@ -86,7 +86,7 @@ struct GenerateStats {
   int prefill_passes = 0;
   int decode_passes = 0;      // = tokens sampled, a final BOS included
   // Sum over the decode passes of pos + 1: the kv cache positions their attention read (times
-  // Model::kv_bytes_per_position(), the cache bytes decode read besides the weights).
+  // the plan's kv cache bytes / seq_len, the cache bytes decode read besides the weights).
   std::uint64_t decode_kv_positions = 0;
   double prefill_seconds = 0.0;
   double decode_seconds = 0.0;
