@@ -28,7 +28,7 @@ for ((r = 0; r < rounds; ++r)); do
         [[ $m == *.gguf ]] || tok=(-z models/tokenizer.bin)  # a GGUF file carries its own
         # shellcheck disable=SC2086
         "${builds[$b]}/pocketlm" bench "models/$m" "${tok[@]}" --seq-len 256 -n "$n" --repeats 1 \
-          --threads "$t" --json $args >> "$out/$b.$m.$t.json"
+          --threads "$t" --json $args > "$out/$b.$m.$t.$r.json"
       done
     done
   done
@@ -38,19 +38,15 @@ echo "|---|---|---:|---|---:|---:|---:|---:|"
 for m in $models; do
   for t in $threads; do
     for b in "${!builds[@]}"; do
-    /usr/bin/python3 - "$out/$b.$m.$t.json" "${builds[$b]}" "$m" "$t" << 'EOF'
+      /usr/bin/python3 - "${builds[$b]}" "$m" "$t" "$out/$b.$m.$t".*.json << 'EOF'
 import json, statistics, sys
-text, runs, at = open(sys.argv[1]).read(), [], 0
-while text[at:].strip():  # the rounds' objects one after the other
-    obj, end = json.JSONDecoder().raw_decode(text[at:].lstrip())
-    at = len(text) - len(text[at:].lstrip()) + end
-    runs.append(obj)
+runs = [json.load(open(f)) for f in sys.argv[4:]]
 def med(key, fmt):  # "n/a" for a key an older pocketlm does not print
     values = [r[key] for r in runs if key in r]
     return format(statistics.median(values), fmt) if values else "n/a"
 for r in runs:
     r["dram_gb_per_s"] = r["read_bandwidth"]["dram_gb_per_s"]
-print(f"| {sys.argv[2]} | {sys.argv[3]} | {sys.argv[4]} | {runs[0]['kernels']} | {med('decode_tok_per_s', '.1f')} | "
+print(f"| {sys.argv[1]} | {sys.argv[2]} | {sys.argv[3]} | {runs[0]['kernels']} | {med('decode_tok_per_s', '.1f')} | "
       f"{med('dram_gb_per_s', '.1f')} | {med('fraction_of_limit', '.2f')} | {med('fraction_of_limit_with_kv', '.2f')} |")
 EOF
     done
