@@ -16,7 +16,7 @@ rounds=${ROUNDS:-5}
 n=${N:-192}
 args=${ARGS:-}
 for m in $models; do
-  [[ -f models/$m ]] || { echo "dram-fractions: models/$m: missing (bench/dram-models.sh $build)" >&2; exit 1; }
+  [[ -f models/$m ]] || { echo "dram-fractions: models/$m: missing (bench/dram-models.sh ${builds[-1]})" >&2; exit 1; }
 done
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

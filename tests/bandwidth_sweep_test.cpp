@@ -39,6 +39,29 @@ TEST(BandwidthSweep, AnL2PeakDoesNotSetThePlateau) {
   EXPECT_EQ(s.dram_gb_per_s, 20);
 }
 
+TEST(BandwidthSweep, DramIsWhereTheCurveFlattens) {
+  // A VM whose host's cache still served part of 128 MiB: 46.8 GB/s there, 35.7 at 1 GiB.
+  BandwidthSweep s;
+  s.points = {{1, 130}, {2, 105}, {4, 100}, {8, 92}, {16, 85}, {32, 64}, {64, 52}, {128, 46.8}};
+  EXPECT_FALSE(sweep_reached_dram(&s));  // 52 is 11 % above 46.8
+  s.points.push_back({256, 41.2});
+  EXPECT_FALSE(sweep_reached_dram(&s));
+  s.points.push_back({512, 36.9});
+  EXPECT_FALSE(sweep_reached_dram(&s));
+  s.points.push_back({1024, 35.7});
+  EXPECT_TRUE(sweep_reached_dram(&s));
+  EXPECT_EQ(s.dram_mib, 1024);
+  EXPECT_EQ(s.dram_gb_per_s, 35.7);
+  // The VM: flat from 64 MiB, done at 128.
+  BandwidthSweep flat;
+  flat.points = {{1, 66}, {2, 64}, {4, 62}, {8, 61}, {16, 59}, {32, 33}, {64, 25}, {128, 24}};
+  EXPECT_TRUE(sweep_reached_dram(&flat));
+  // Flat but still at cache speed (a 256 MiB cache): not yet.
+  BandwidthSweep big;
+  big.points = {{1, 90}, {2, 88}, {4, 86}, {8, 86}, {16, 85}, {32, 85}, {64, 84}, {128, 84}};
+  EXPECT_FALSE(sweep_reached_dram(&big));
+}
+
 TEST(BandwidthSweep, TheProbeSweepsPastTheKnee) {
   const BandwidthSweep s = sweep_read_bandwidth(1, 1);
   ASSERT_GE(s.points.size(), 8u);

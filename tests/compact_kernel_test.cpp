@@ -61,7 +61,7 @@ TEST_P(CompactKernel, SpecialValuesAndAVocabulary) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, CompactKernel, ::testing::ValuesIn(test::available_backends()),
-                         [](const auto& info) { return std::string(info.param->name); });
+                         [](const auto& info) { return test::backend_test_name(info.param); });
 
 }  // namespace
 }  // namespace pocketlm

@@ -169,7 +169,7 @@ TEST_P(ExpKernel, DISABLED_EveryFloat) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, ExpKernel, ::testing::ValuesIn(test::available_backends()),
-                         [](const auto& info) { return std::string(info.param->name); });
+                         [](const auto& info) { return test::backend_test_name(info.param); });
 
 #if defined(__x86_64__)
 
@@ -202,7 +202,7 @@ std::vector<const Kernels*> vector_exp_tables() {
   return tables;
 }
 INSTANTIATE_TEST_SUITE_P(VectorKernels, ExpKernel, ::testing::ValuesIn(vector_exp_tables()),
-                         [](const auto& info) { return std::string(info.param->name); });
+                         [](const auto& info) { return test::backend_test_name(info.param); });
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(ExpKernel);
 
 // The slot is the widest vector kernel the CPU has whose probe agrees with this process's expf.

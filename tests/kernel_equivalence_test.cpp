@@ -90,7 +90,7 @@ TEST_P(KernelEquivalence, MatmulF32) {
 TEST_P(KernelEquivalence, MatmulQ80) {
   const int shapes[][3] = {{1, 32, 32}, {7, 64, 32}, {8, 32, 16}, {9, 48, 16}, {17, 96, 32}, {33, 128, 64},
                            {37, 12, 4},  {288, 288, 32}, {5, 172, 4}, {64, 172, 4}, {300, 768, 32}, {13, 6, 2},
-                           {11, 96, 48}, {41, 288, 96}, {16, 64, 64}};
+                           {11, 96, 48}, {41, 288, 96}, {16, 64, 64}, {200, 2112, 32}, {150, 24, 12}};
   for (auto [d, n, gs] : shapes) {
     const auto wq = random_int8(static_cast<std::size_t>(d) * n, rng_);
     const auto ws = random_floats(static_cast<std::size_t>(d) * n / gs, rng_, 0.02f);
@@ -110,8 +110,18 @@ TEST_P(KernelEquivalence, MatmulQ80) {
     std::vector<float> ps;
     const int il = test::interleave_q80_for(k_, wq, ws, d, n, gs, &pq, &ps);
     matmul_q80(k_, got.data(), xq.data(), xs.data(), pq.data(), ps.data(), n, d, gs, il);
-    expect_same_bits(want, got,
-                     "matmul_q80 d=" + std::to_string(d) + " n=" + std::to_string(n) + " gs=" + std::to_string(gs));
+    const std::string shape = "d=" + std::to_string(d) + " n=" + std::to_string(n) + " gs=" + std::to_string(gs);
+    expect_same_bits(want, got, "matmul_q80 " + shape);
+    // Each row read back from this layout (a shared classifier's embedding lookups) is the
+    // row-major row's dequantization.
+    const Matrix row_major{TensorType::kQ80, d, n, wq.data(), ws.data(), gs, 1};
+    const Matrix stored{TensorType::kQ80, d, n, pq.data(), ps.data(), gs, il};
+    std::vector<float> want_row(static_cast<std::size_t>(n)), got_row(want_row.size());
+    for (int r = 0; r < d; ++r) {
+      dequantize_matrix_row(row_major, r, want_row.data());
+      dequantize_matrix_row(stored, r, got_row.data());
+      expect_same_bits(want_row, got_row, "q80 row " + std::to_string(r) + " of " + shape);
+    }
   }
 }
 
@@ -390,11 +400,11 @@ TEST(KernelTable, EveryBackendCoversTheTypesOfLlama2cModels) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, KernelEquivalence, ::testing::ValuesIn(backends()),
-                         [](const auto& info) { return std::string(info.param->name); });
+                         [](const auto& info) { return test::backend_test_name(info.param); });
 // None on a build whose backends all run attention per token (mipsel: reference, tiled4).
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(BatchedAttention);
 INSTANTIATE_TEST_SUITE_P(Backends, BatchedAttention, ::testing::ValuesIn(backends_with_attention_batch()),
-                         [](const auto& info) { return std::string(info.param->name); });
+                         [](const auto& info) { return test::backend_test_name(info.param); });
 
 }  // namespace
 }  // namespace pocketlm

@@ -3,19 +3,41 @@
 
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "pocketlm/kernels/kernels.h"
 #include "pocketlm/quant/q80_interleave.h"
 
+namespace pocketlm {
+#if defined(__x86_64__)
+const Kernels& avx512_kernels();  // kernels/avx512.cpp: "avx512" on a CPU without AVX512_VNNI
+#endif
+}  // namespace pocketlm
+
 namespace pocketlm::test {
 
-// Every backend compiled in that this CPU can run.
+// Every backend compiled in that this CPU can run. On a CPU with AVX512_VNNI, "avx512" is the
+// vpdpbusd table; the vpmaddubsw one that CPUs without VNNI get is added too, so that both
+// are tested wherever the CPU can run them.
 inline std::vector<const Kernels*> available_backends() {
   std::vector<const Kernels*> out;
   for (const char* const* name = kernel_names(); *name; ++name)
     if (const Kernels* k = find_kernels(*name)) out.push_back(k);
+#if defined(__x86_64__)
+  const Kernels* avx512 = find_kernels("avx512");
+  if (avx512 && avx512 != &avx512_kernels()) out.push_back(&avx512_kernels());
+#endif
   return out;
+}
+
+// A test name for backend k, unique among available_backends(): its name, and
+// "avx512_maddubs" for the vpmaddubsw table where the VNNI one is "avx512".
+inline std::string backend_test_name(const Kernels* k) {
+#if defined(__x86_64__)
+  if (k == &avx512_kernels() && find_kernels("avx512") != k) return "avx512_maddubs";
+#endif
+  return k->name;
 }
 
 // n floats uniform in [-scale, scale].

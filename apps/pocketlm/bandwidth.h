@@ -32,14 +32,19 @@ struct BandwidthSweep {
 };
 
 // `threads` workers each read their own slice of one buffer, with the widest vector loads this
-// CPU has, for buffers of 1 MiB doubling to 128 MiB (further, up to 1 GiB, while the largest
-// still reads at more than 0.6 of the cache plateau, or is less than 8x the knee). Each size is
-// read in passes of at least 32 MiB (a small buffer over and over), best of `passes`, each
-// timed from a common start to the last worker's end.
+// CPU has, for buffers of 1 MiB doubling to 128 MiB, then on (up to 1 GiB and a quarter of the
+// machine's memory) until sweep_reached_dram. Each size is read in passes of at least 32 MiB (a
+// small buffer over and over), best of `passes`, each timed from a common start to the last
+// worker's end.
 BandwidthSweep sweep_read_bandwidth(int threads, int passes = 5);
 
 // Fills the knee, llc and dram figures of sweep->points (ascending, at least one).
 void find_limits(BandwidthSweep* sweep);
+
+// find_limits, then whether the largest size so far reads from DRAM alone: at most 0.6 of the
+// cache plateau, at least 8x the knee, and no more than 10 % slower than the size before it
+// (a cache larger than the knee's, or a host's, can still serve part of a buffer 8x the knee).
+bool sweep_reached_dram(BandwidthSweep* sweep);
 
 // The tier `weight_bytes` stream from (the cache below the knee, else DRAM) and its rate.
 struct ReadLimit {

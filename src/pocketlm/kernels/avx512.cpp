@@ -1,11 +1,9 @@
 // The AVX-512 backend (x86-64 with AVX-512F/BW), bit-identical to `reference`: avx2's table
-// with the fp32, F16, Q8_0 and Q4_0 matmuls on 16 lanes of 64-byte vectors (kernels/x86_avx512.h,
-// each lane one output row in the reference's order). This file's int8 sums use
-// vpmaddubsw/vpmaddwd; on a CPU with AVX512_VNNI, kernels/avx512vnni.cpp replaces them with
-// vpdpbusd. q80 (llama2.c's int8) keeps the 8-row 256-bit kernels of kernels/x86_int8.h: a
-// 16-row 512-bit one was 1.6x faster from L2 but 0.66x from DRAM (its 1 KiB groups and the
-// separate scale stream; docs/performance.md). Attention, quantization, exp and sampling are
-// avx2's (the vector widths there do not bound decode).
+// with the fp32, F16, q80, Q8_0 and Q4_0 matmuls on 16 lanes of 64-byte vectors
+// (kernels/x86_avx512.h, each lane one output row in the reference's order). This file's int8
+// sums use vpmaddubsw/vpmaddwd; on a CPU with AVX512_VNNI, kernels/avx512vnni.cpp replaces them
+// with vpdpbusd. Attention, quantization, exp and sampling are avx2's (the vector widths there
+// do not bound decode).
 // Compiled with -mavx512f -mavx512bw -mavx512vl -mf16c; selected when the CPU reports
 // AVX-512F and BW (kernels/registry.cpp).
 #include <immintrin.h>
@@ -51,6 +49,9 @@ Kernels avx512_table(const Kernels& base) {
   k.interleave[type_index(TensorType::kF32)] = fixed_interleave<kLanes16>;
   k.matmul[type_index(TensorType::kF16)] = matmul_f16_512;
   k.interleave[type_index(TensorType::kF16)] = fixed_interleave<kLanes16>;
+  k.matmul[type_index(TensorType::kQ80)] = matmul_q80_512<Avx512MaddubsDot>;
+  k.matmul_batch[type_index(TensorType::kQ80)] = matmul_q80_batch_512<Avx512MaddubsDot>;
+  k.interleave[type_index(TensorType::kQ80)] = q80_interleave_512;
   k.matmul[type_index(TensorType::kQ8_0)] = matmul_ggml_512<Avx512MaddubsDot, false>;
   k.matmul[type_index(TensorType::kQ4_0)] = matmul_ggml_512<Avx512MaddubsDot, true>;
   k.interleave[type_index(TensorType::kQ8_0)] = fixed_interleave<kLanes16>;

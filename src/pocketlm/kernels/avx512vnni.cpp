@@ -1,6 +1,5 @@
-// The avx512 backend's int8 matmuls on a CPU with AVX512_VNNI (Q8_0, Q4_0 on 16 lanes; q80 on
-// avxvnni's 8-row kernels, with the EVEX form of the same instruction): vpdpbusd multiplies unsigned by
-// signed bytes and adds each group of 4 products straight into an int32 lane (one instruction
+// The avx512 backend's int8 matmuls (q80, Q8_0, Q4_0 on 16 lanes) on a CPU with AVX512_VNNI:
+// vpdpbusd multiplies unsigned by signed bytes and adds each group of 4 products straight into an int32 lane (one instruction
 // for vpmaddubsw, vpmaddwd and vpaddd), without saturating; the group sums are exact integers
 // in any order, so the bits are reference's. Same name and layouts as kernels/avx512.cpp, whose
 // table this file's overrides go on. Compiled with -mavx512f -mavx512bw -mavx512vl -mavx512vnni
@@ -9,7 +8,6 @@
 
 #include "pocketlm/kernels/kernels.h"
 #include "pocketlm/kernels/x86_avx512.h"
-#include "pocketlm/kernels/x86_int8.h"
 
 namespace pocketlm {
 
@@ -39,20 +37,13 @@ struct Avx512VnniDot {
   static inline __m512i widen_small(__m512i acc) { return acc; }
 };
 
-// q80's 8-row 256-bit kernels (kernels/x86_int8.h) on the EVEX vpdpbusd of AVX512_VNNI + VL, for
-// CPUs that have AVX-512 VNNI but not AVX-VNNI.
-struct EvexDpbusd {
-  static inline __m256i add(__m256i acc, __m256i u, __m256i s) { return _mm256_dpbusd_epi32(acc, u, s); }
-};
-using Evex256VnniDot = VnniDot<EvexDpbusd>;
-
 }  // namespace
 
 const Kernels& avx512vnni_kernels() {
   static const Kernels kAvx512Vnni = [] {
     Kernels k = avx512_table(avx2_kernels());
-    k.matmul[type_index(TensorType::kQ80)] = matmul_q80_entry<matmul_q80<Evex256VnniDot>>;
-    k.matmul_batch[type_index(TensorType::kQ80)] = matmul_q80_batch<Evex256VnniDot>;
+    k.matmul[type_index(TensorType::kQ80)] = matmul_q80_512<Avx512VnniDot>;
+    k.matmul_batch[type_index(TensorType::kQ80)] = matmul_q80_batch_512<Avx512VnniDot>;
     k.matmul[type_index(TensorType::kQ8_0)] = matmul_ggml_512<Avx512VnniDot, false>;
     k.matmul[type_index(TensorType::kQ4_0)] = matmul_ggml_512<Avx512VnniDot, true>;
     return k;
