@@ -8,6 +8,7 @@
 
 #include "golden_models.h"
 #include "ports/posix/file_storage.h"
+#include "pocketlm/model/row_split.h"
 #include "pocketlm/runtime/session.h"
 #include "ports/posix/thread_pool.h"
 #include "test_support.h"
@@ -29,6 +30,36 @@ TEST(ThreadPool, RunsEveryTaskOnceForManyJobs) {
   int expected = 0;
   for (int job = 0; job < 2000; ++job) expected += 1 + job % 97;
   EXPECT_EQ(total, expected);
+}
+
+// Every row of every op lands in exactly one task, and each task starts on a multiple of 32
+// rows (a backend's interleaved blocks stay whole).
+TEST(RowSplit, CoversEveryRowOnceInAlignedTasks) {
+  const int shapes[][3] = {{2048, 256, 256}, {5632, 5632, 0}, {32000, 0, 0}, {1000, 0, 0}, {288, 768, 96},
+                           {33, 0, 0},       {511, 1, 64},   {1024, 0, 0}};
+  for (const auto& shape : shapes) {
+    const int count = shape[2] ? 3 : shape[1] ? 2 : 1;
+    for (int workers : {1, 2, 3, 4}) {
+      for (int per_worker : {1, 4}) {
+        const RowSplit split(shape, count, workers, per_worker);
+        std::vector<std::vector<int>> hits(3);
+        for (int i = 0; i < count; ++i) hits[i].assign(static_cast<std::size_t>(shape[i]), 0);
+        for (int task = 0; task < split.tasks; ++task) {
+          int op = -1, r0 = 0, r1 = 0;
+          split.locate(task, shape, &op, &r0, &r1);
+          ASSERT_GE(op, 0);
+          ASSERT_LT(op, count);
+          EXPECT_EQ(r0 % RowSplit::kRowAlign, 0) << "task " << task << " of op " << op;
+          EXPECT_LT(r0, r1);
+          for (int r = r0; r < r1; ++r) ++hits[op][static_cast<std::size_t>(r)];
+        }
+        for (int i = 0; i < count; ++i)
+          for (int h : hits[i]) ASSERT_EQ(h, 1) << "op " << i << " rows " << shape[i] << " workers " << workers;
+        // Decode's split: one long run of rows per worker.
+        if (per_worker == 1 && shape[0] >= 1024) EXPECT_EQ(split.blocks[0], workers);
+      }
+    }
+  }
 }
 
 struct Case {

@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include <cstring>
 #include <memory>
 #include <thread>
+#include <vector>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -214,13 +216,13 @@ BandwidthSweep sweep_read_bandwidth(int threads, int passes) {
     const std::size_t slice = bytes / static_cast<std::size_t>(threads) / 256 * 256;
     const int reps = bytes >= kMinPassBytes ? 1 : static_cast<int>(kMinPassBytes / bytes);
     readers.pass(buffer, slice, 1);  // warm: a cache-sized buffer comes from the cache
-    double best = 0.0;
+    std::vector<double> rates;
     for (int p = 0; p < passes; ++p) {
       const double s = readers.pass(buffer, slice, reps);
-      const double gbs = static_cast<double>(slice) * threads * reps / s / 1e9;
-      if (gbs > best) best = gbs;
+      rates.push_back(static_cast<double>(slice) * threads * reps / s / 1e9);
     }
-    result.points.push_back({static_cast<double>(mib), best});
+    std::sort(rates.begin(), rates.end());
+    result.points.push_back({static_cast<double>(mib), rates[rates.size() / 2]});
     if (mib >= kBaseLastMiB && sweep_reached_dram(&result)) break;
   }
   if (!result.points.empty()) find_limits(&result);  // empty only if no buffer could be allocated

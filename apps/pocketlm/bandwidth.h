@@ -10,7 +10,9 @@
 
 namespace pocketlm::cli {
 
-// Read rate of one buffer size: the best of the sweep's timed passes.
+// Read rate of one buffer size: the median of the sweep's timed passes. Not the best: on a
+// shared VM single passes of a 256 MiB buffer ranged 32-42 GB/s (median 33) while 2 GiB
+// streamed at 31-34, so the best pass measured the moments a host's cache held more of it.
 struct SweepPoint {
   double mib = 0.0;
   double gb_per_s = 0.0;  // 1e9 bytes per second
@@ -34,9 +36,9 @@ struct BandwidthSweep {
 // `threads` workers each read their own slice of one buffer, with the widest vector loads this
 // CPU has, for buffers of 1 MiB doubling to 128 MiB, then on (up to 1 GiB and a quarter of the
 // machine's memory) until sweep_reached_dram. Each size is read in passes of at least 32 MiB (a
-// small buffer over and over), best of `passes`, each timed from a common start to the last
-// worker's end.
-BandwidthSweep sweep_read_bandwidth(int threads, int passes = 5);
+// small buffer over and over), the median of `passes` (odd), each timed from a common start to
+// the last worker's end.
+BandwidthSweep sweep_read_bandwidth(int threads, int passes = 7);
 
 // Fills the knee, llc and dram figures of sweep->points (ascending, at least one).
 void find_limits(BandwidthSweep* sweep);

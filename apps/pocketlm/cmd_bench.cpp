@@ -289,7 +289,7 @@ int run_bench(const BenchOptions& o) {
     sweep_json.push_back({{"mib", p.mib}, {"gb_per_s", p.gb_per_s}});
   }
   row("read sweep GB/s", sweep_text + fmt(" (%.0f thread(s), ", sweep.threads) + sweep.loop +
-                             fmt(" loads, best of 5, %.2f s)", sweep.seconds));
+                             fmt(" loads, median of 7 passes, %.2f s)", sweep.seconds));
   row("llc read", fmt("%.2f GB/s at %.0f MiB, the cache's knee (the largest size at least halfway from DRAM's rate "
                       "to the cache plateau)", sweep.llc_gb_per_s, sweep.knee_mib));
   row("dram read", fmt("%.2f GB/s at %.0f MiB", sweep.dram_gb_per_s, sweep.dram_mib));
