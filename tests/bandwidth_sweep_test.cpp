@@ -49,12 +49,20 @@ TEST(BandwidthSweep, DramIsWhereTheCurveFlattens) {
   s.points.push_back({512, 36.9});
   EXPECT_FALSE(sweep_reached_dram(&s));
   s.points.push_back({1024, 35.7});
-  EXPECT_TRUE(sweep_reached_dram(&s));
+  EXPECT_FALSE(sweep_reached_dram(&s));  // one flat doubling; the sweep ends at 1 GiB all the same
   EXPECT_EQ(s.dram_mib, 1024);
   EXPECT_EQ(s.dram_gb_per_s, 35.7);
-  // The VM: flat from 64 MiB, done at 128.
+  s.points.push_back({2048, 35.2});
+  EXPECT_TRUE(sweep_reached_dram(&s));
+  // The same VM another minute: 64 and 128 MiB alone look flat, 256 does not.
+  BandwidthSweep early;
+  early.points = {{1, 130}, {2, 105}, {4, 100}, {8, 92}, {16, 85}, {32, 64}, {64, 44}, {128, 40.6}};
+  EXPECT_FALSE(sweep_reached_dram(&early));
+  // The VM: flat from 64 MiB, done at 256.
   BandwidthSweep flat;
   flat.points = {{1, 66}, {2, 64}, {4, 62}, {8, 61}, {16, 59}, {32, 33}, {64, 25}, {128, 24}};
+  EXPECT_FALSE(sweep_reached_dram(&flat));
+  flat.points.push_back({256, 23});
   EXPECT_TRUE(sweep_reached_dram(&flat));
   // Flat but still at cache speed (a 256 MiB cache): not yet.
   BandwidthSweep big;

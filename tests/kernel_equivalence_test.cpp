@@ -247,9 +247,16 @@ TEST_P(KernelEquivalence, SwigluMatchesRunCPastExpOverflow) {
   ASSERT_TRUE(std::isfinite(std::exp(reference::kSiluExpLimit)));
   ASSERT_TRUE(std::isinf(std::exp(std::nextafter(reference::kSiluExpLimit, 1e30f))));
   const float lim = reference::kSiluExpLimit;
-  const std::vector<float> x = {-lim, std::nextafter(-lim, -1e30f), std::nextafter(-lim, 0.0f), -88.0f, -89.0f,
-                                -100.0f, -1e30f, -std::numeric_limits<float>::max(), -1.0f, 0.0f, 3.0f, 88.0f};
-  const std::vector<float> gate = {2.0f, -3.0f, 1.0f, -1.0f, 0.5f, -0.5f, 7.0f, -7.0f, 1.0f, 1.0f, 2.0f, -2.0f};
+  const std::vector<float> edge = {-lim,  std::nextafter(-lim, -1e30f), std::nextafter(-lim, 0.0f),
+                                   -88.0f, -89.0f, -100.0f, -1e30f, -std::numeric_limits<float>::max(), -1.0f, 0.0f,
+                                   3.0f,   88.0f, std::numeric_limits<float>::quiet_NaN()};
+  const std::vector<float> gates = {2.0f, -3.0f, 1.0f, -1.0f, 0.5f, -0.5f, 7.0f, -7.0f, 1.0f, 1.0f, 2.0f, -2.0f, 1.0f};
+  // Repeated past 64 values, so that vector backends take them in their vector steps too.
+  std::vector<float> x, gate;
+  for (int copy = 0; copy < 11; ++copy) {
+    x.insert(x.end(), edge.begin(), edge.end());
+    gate.insert(gate.end(), gates.begin(), gates.end());
+  }
   std::vector<float> want(x.size()), got = x;
   for (std::size_t i = 0; i < x.size(); ++i) {
     volatile float e = std::exp(-x[i]);  // what run.c computes, overflow and all

@@ -72,9 +72,10 @@ constexpr std::size_t kMiB = std::size_t{1} << 20;
 constexpr int kFirstMiB = 1, kBaseLastMiB = 128, kMaxMiB = 1024;
 constexpr std::size_t kMinPassBytes = 32 * kMiB;
 constexpr std::size_t kHugePage = 2 * kMiB;
-// The curve has flattened when a size reads at most this much slower than the size before it:
-// on a VM whose host's last-level cache still served part of 128 MiB, the rate fell 46.8, 41.2,
-// 36.9 and 35.7 GB/s from 128 MiB to 1 GiB (bench/README.md).
+// The curve has flattened when two sizes in a row each read at most this much slower than the
+// size before: on a VM whose host's caches still served part of 128 MiB, the rate fell 46.8,
+// 41.2, 36.9 and 35.7 GB/s from 128 MiB to 1 GiB, and 64 and 128 MiB alone could look flat
+// (44 and 40.6 GB/s; bench/README.md).
 constexpr double kFlatRatio = 1.10;
 
 // Worker threads that live for the whole sweep: each pass they read their slice `reps` times.
@@ -170,7 +171,8 @@ bool sweep_reached_dram(BandwidthSweep* s) {
     if (p.mib >= 4 && p.gb_per_s > plateau) plateau = p.gb_per_s;
   const std::size_t n = s->points.size();
   const double last = s->points[n - 1].gb_per_s;
-  const bool flat = n >= 2 && s->points[n - 2].gb_per_s <= kFlatRatio * last;
+  const bool flat = n >= 3 && s->points[n - 2].gb_per_s <= kFlatRatio * last &&
+                    s->points[n - 3].gb_per_s <= kFlatRatio * s->points[n - 2].gb_per_s;
   return last <= 0.6 * plateau && s->points[n - 1].mib >= 8 * s->knee_mib && flat;
 }
 

@@ -44,8 +44,9 @@ BandwidthSweep sweep_read_bandwidth(int threads, int passes = 7);
 void find_limits(BandwidthSweep* sweep);
 
 // find_limits, then whether the largest size so far reads from DRAM alone: at most 0.6 of the
-// cache plateau, at least 8x the knee, and no more than 10 % slower than the size before it
-// (a cache larger than the knee's, or a host's, can still serve part of a buffer 8x the knee).
+// cache plateau, at least 8x the knee, and the last two doublings each no more than 10 %
+// slower (a cache larger than the knee's, or a host's, can still serve part of a buffer 8x the
+// knee).
 bool sweep_reached_dram(BandwidthSweep* sweep);
 
 // The tier `weight_bytes` stream from (the cache below the knee, else DRAM) and its rate.

@@ -211,6 +211,34 @@ inline void score_tiles(const AttentionArgs& a, const float* q, const float* k0,
 // bits, the sum in index order).
 void softmax(float* x, int n) { reference::softmax_over(x, n, x86::select_exp_sum()); }
 
+// run.c's SwiGLU, hb[i] = hb[i] * (1 / (1 + expf(-hb[i]))) * hb2[i], with expf through
+// x86::select_exp (expf's bits, 8 or 16 at a time) on 64 values per step and the rest in 8-lane
+// vector steps: the reference's operations in its order, so its bits, the reference's zero for
+// -hb[i] past kSiluExpLimit included (and no expf call that overflows there).
+void swiglu(float* hb, const float* hb2, int n) {
+  constexpr int kStep = 64;
+  static const ExpFn exp = x86::select_exp();
+  alignas(32) float e[kStep];
+  const __m256 one = _mm256_set1_ps(1.0f), limit = _mm256_set1_ps(reference::kSiluExpLimit);
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  int i0 = 0;
+  for (; i0 + kStep <= n; i0 += kStep) {
+    for (int i = 0; i < kStep; i += kLanes) {
+      const __m256 neg = _mm256_xor_ps(_mm256_loadu_ps(hb + i0 + i), sign);
+      // expf only where the reference calls it; 0 (any finite value) where the result is 0.
+      _mm256_store_ps(e + i, _mm256_andnot_ps(_mm256_cmp_ps(neg, limit, _CMP_GT_OQ), neg));
+    }
+    exp(e, kStep);
+    for (int i = 0; i < kStep; i += kLanes) {
+      const __m256 v = _mm256_loadu_ps(hb + i0 + i);
+      const __m256 over = _mm256_cmp_ps(_mm256_xor_ps(v, sign), limit, _CMP_GT_OQ);
+      const __m256 silu = _mm256_andnot_ps(over, _mm256_div_ps(one, _mm256_add_ps(one, _mm256_load_ps(e + i))));
+      _mm256_storeu_ps(hb + i0 + i, _mm256_mul_ps(_mm256_mul_ps(v, silu), _mm256_loadu_ps(hb2 + i0 + i)));
+    }
+  }
+  reference::swiglu(hb + i0, hb2 + i0, n - i0);
+}
+
 // Attention, exact: the scores of 8 positions at once (each lane sums q[i] * k_t[i] over i in
 // order; the keys of 8 positions come as transposed 8x8 tiles), run.c's softmax, then the weighted
 // sum of values with 8 dimensions per vector (each lane adds a_t * v_t[i] over t in order).
@@ -392,6 +420,7 @@ const Kernels& avx2_kernels() {
     k.exp = x86::select_exp();
     k.exp_sum = x86::select_exp_sum();
     k.softmax = softmax;
+    k.swiglu = swiglu;
     k.compact_at_least = compact_at_least;
     return k;
   }();
