@@ -4,15 +4,16 @@
 # each alike), each model larger than the cache (bench/dram-models.sh makes them) and 1 and 2
 # threads, `pocketlm bench --json` ROUNDS times; the medians of decode tok/s, of the DRAM read
 # rate the same run measured, and of decode's fraction of it, weights alone and with the kv
-# cache reads.
+# cache reads, and against the DRAM probes read right before and after each repeat.
 #   bench/dram-fractions.sh build                 # or: bench/dram-fractions.sh /tmp/base/build build
-# env: MODELS="synth42M.bin synth110M_q80.bin synth110M_q4_0.gguf" THREADS="1 2" ROUNDS=5 N=192 ARGS=
+# env: MODELS="synth42M.bin synth110M_q80.bin synth110M_q4_0.gguf" THREADS="1 2" ROUNDS=5 REPEATS=3 N=192 ARGS=
 set -euo pipefail
 builds=("${@:-build}")
 cd "$(dirname "$0")/.."
 models=${MODELS:-synth42M.bin synth110M_q80.bin synth110M_q4_0.gguf}
 threads=${THREADS:-1 2}
 rounds=${ROUNDS:-5}
+repeats=${REPEATS:-3}
 n=${N:-192}
 args=${ARGS:-}
 for m in $models; do
@@ -27,14 +28,14 @@ for ((r = 0; r < rounds; ++r)); do
         tok=()
         [[ $m == *.gguf ]] || tok=(-z models/tokenizer.bin)  # a GGUF file carries its own
         # shellcheck disable=SC2086
-        "${builds[$b]}/pocketlm" bench "models/$m" "${tok[@]}" --seq-len 256 -n "$n" --repeats 1 \
+        "${builds[$b]}/pocketlm" bench "models/$m" "${tok[@]}" --seq-len 256 -n "$n" --repeats "$repeats" \
           --threads "$t" --json $args > "$out/$b.$m.$t.$r.json"
       done
     done
   done
 done
-echo "| build | model | threads | kernels | decode tok/s | DRAM GB/s | fraction (weights) | fraction (weights + kv cache) |"
-echo "|---|---|---:|---|---:|---:|---:|---:|"
+echo "| build | model | threads | kernels | decode tok/s | DRAM GB/s | fraction (weights) | fraction (weights + kv cache) | paired fraction |"
+echo "|---|---|---:|---|---:|---:|---:|---:|---:|"
 for m in $models; do
   for t in $threads; do
     for b in "${!builds[@]}"; do
@@ -47,10 +48,11 @@ def med(key, fmt):  # "n/a" for a key an older pocketlm does not print
 for r in runs:
     r["dram_gb_per_s"] = r["read_bandwidth"]["dram_gb_per_s"]
 print(f"| {sys.argv[1]} | {sys.argv[2]} | {sys.argv[3]} | {runs[0]['kernels']} | {med('decode_tok_per_s', '.1f')} | "
-      f"{med('dram_gb_per_s', '.1f')} | {med('fraction_of_limit', '.2f')} | {med('fraction_of_limit_with_kv', '.2f')} |")
+      f"{med('dram_gb_per_s', '.1f')} | {med('fraction_of_limit', '.2f')} | {med('fraction_of_limit_with_kv', '.2f')} | "
+      f"{med('fraction_of_dram_paired', '.2f')} |")
 EOF
     done
   done
 done
 echo
-echo "($rounds rounds of bench -n $n --seq-len 256 --repeats 1 $args; medians; models from bench/dram-models.sh)"
+echo "($rounds rounds of bench -n $n --seq-len 256 --repeats $repeats $args; medians; models from bench/dram-models.sh)"

@@ -70,6 +70,25 @@ TEST(BandwidthSweep, DramIsWhereTheCurveFlattens) {
   EXPECT_FALSE(sweep_reached_dram(&big));
 }
 
+TEST(BandwidthSweep, PairedFractionIsTheMedianOverRunsOfTheirOwnMinute) {
+  // 1 GB per token; run 0: 30 tokens in 1 s (30 GB/s) between probes of 36 and 34 (0.857);
+  // run 1: 30 GB/s between 34 and 26 (1.0); run 2: 20 tokens in 1 s between 26 and 24 (0.8).
+  const double fraction = paired_fraction(1e9, {30, 30, 20}, {1.0, 1.0, 1.0}, {36, 34, 26, 24});
+  EXPECT_DOUBLE_EQ(fraction, 30.0 / 35.0);
+  // An even count: the mean of the middle two; a run without passes or its second probe is left out.
+  EXPECT_DOUBLE_EQ(paired_fraction(1e9, {30, 20, 0}, {1.0, 1.0, 1.0}, {30, 30, 20, 20}), (1.0 + 0.8) / 2);
+  EXPECT_DOUBLE_EQ(paired_fraction(1e9, {30, 30}, {1.0, 1.0}, {30, 30}), 1.0);
+  EXPECT_EQ(paired_fraction(1e9, {}, {}, {30}), 0.0);
+}
+
+TEST(BandwidthSweep, AProbeReadsItsBufferAgainAndAgain) {
+  ReadProbe probe(2, 32);
+  ASSERT_TRUE(probe.ok());
+  EXPECT_GT(probe.gb_per_s(), 0);
+  EXPECT_GT(probe.gb_per_s(1), 0);
+  EXPECT_FALSE(ReadProbe(1, 16).ok());  // under 32 MiB: a cache's rate, not the memory's
+}
+
 TEST(BandwidthSweep, TheProbeSweepsPastTheKnee) {
   const BandwidthSweep s = sweep_read_bandwidth(1, 1);
   ASSERT_GE(s.points.size(), 8u);

@@ -176,26 +176,89 @@ bool sweep_reached_dram(BandwidthSweep* s) {
   return last <= 0.6 * plateau && s->points[n - 1].mib >= 8 * s->knee_mib && flat;
 }
 
+namespace {
+
+// The widest read loop this CPU has, and its name.
+ReadFn widest_read(const char** name) {
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx512f")) {
+    *name = "avx512";
+    return read_avx512;
+  }
+  if (__builtin_cpu_supports("avx2")) {
+    *name = "avx2";
+    return read_avx2;
+  }
+#endif
+  *name = "scalar";
+  return read_scalar;
+}
+
+// The median rate of `passes` timed passes over buffer[0, bytes), each slice read `reps` times.
+double median_rate(Readers& readers, int threads, const unsigned char* buffer, std::size_t bytes, int reps, int passes) {
+  const std::size_t slice = bytes / static_cast<std::size_t>(threads) / 256 * 256;
+  std::vector<double> rates;
+  for (int p = 0; p < passes; ++p) {
+    const double s = readers.pass(buffer, slice, reps);
+    rates.push_back(static_cast<double>(slice) * threads * reps / s / 1e9);
+  }
+  std::sort(rates.begin(), rates.end());
+  return rates[rates.size() / 2];
+}
+
+using Buffer = std::unique_ptr<unsigned char, decltype(&std::free)>;
+
+// `bytes` 2 MiB aligned, every page touched; in huge pages where the kernel does it on request
+// (THP "madvise"): the probe then measures the memory, not the page walks of 4 KiB pages, and
+// its page faults (several microseconds each in a VM) cost 512x fewer. Null if out of memory.
+Buffer touched_buffer(std::size_t bytes) {
+  Buffer b(static_cast<unsigned char*>(std::aligned_alloc(kHugePage, bytes)), &std::free);
+  if (!b) return b;
+  ::madvise(b.get(), bytes, MADV_HUGEPAGE);  // a hint: without it the sweep is the same, slower to set up
+  std::memset(b.get(), 1, bytes);
+  return b;
+}
+
+}  // namespace
+
+struct ReadProbe::Impl {
+  int threads;
+  std::size_t bytes;
+  Buffer buffer;
+};
+
+ReadProbe::ReadProbe(int threads, double mib)
+    : impl_(std::make_unique<Impl>(Impl{threads, static_cast<std::size_t>(mib) * kMiB,
+                                        touched_buffer(static_cast<std::size_t>(mib) * kMiB)})) {}
+ReadProbe::~ReadProbe() = default;
+bool ReadProbe::ok() const { return impl_->buffer != nullptr && impl_->bytes >= kMinPassBytes; }
+double ReadProbe::gb_per_s(int passes) {
+  // Workers for this measurement only: the sweep's spin between passes, which between decode
+  // runs would take a core from decode.
+  const char* name = nullptr;
+  Readers readers(impl_->threads, widest_read(&name));
+  return median_rate(readers, impl_->threads, impl_->buffer.get(), impl_->bytes, 1, passes);
+}
+
+double paired_fraction(double bytes_per_token, const std::vector<int>& passes, const std::vector<double>& seconds,
+                       const std::vector<double>& probes) {
+  std::vector<double> fractions;
+  for (std::size_t r = 0; r < passes.size() && r + 1 < probes.size() && r < seconds.size(); ++r)
+    if (passes[r] > 0 && seconds[r] > 0)
+      fractions.push_back(bytes_per_token * passes[r] / seconds[r] / 1e9 / ((probes[r] + probes[r + 1]) / 2));
+  if (fractions.empty()) return 0.0;
+  std::sort(fractions.begin(), fractions.end());
+  const std::size_t n = fractions.size();
+  return n % 2 ? fractions[n / 2] : (fractions[n / 2 - 1] + fractions[n / 2]) / 2;
+}
+
 BandwidthSweep sweep_read_bandwidth(int threads, int passes) {
   const Clock::time_point begin = Clock::now();
   BandwidthSweep result;
   result.threads = threads;
-  ReadFn read = read_scalar;
-  result.loop = "scalar";
-#if defined(__x86_64__)
-  if (__builtin_cpu_supports("avx512f")) {
-    read = read_avx512;
-    result.loop = "avx512";
-  } else if (__builtin_cpu_supports("avx2")) {
-    read = read_avx2;
-    result.loop = "avx2";
-  }
-#endif
+  ReadFn read = widest_read(&result.loop);
   Readers readers(threads, read);
-  // 2 MiB aligned and, where the kernel does it on request (THP "madvise"), in huge pages: the
-  // probe then measures the memory, not the page walks of 4 KiB pages, and its page faults
-  // (several microseconds each in a VM) cost 512x fewer.
-  std::unique_ptr<unsigned char, decltype(&std::free)> owner(nullptr, &std::free);
+  Buffer owner(nullptr, &std::free);
   unsigned char* buffer = nullptr;
   std::size_t have = 0;  // bytes of buffer touched so far
   // A quarter of the machine's memory at most: the probe must not push the model out of it.
@@ -208,23 +271,15 @@ BandwidthSweep sweep_read_bandwidth(int threads, int passes) {
       // page touched before timing.
       const std::size_t want = bytes > kBaseLastMiB * kMiB ? bytes : kBaseLastMiB * kMiB;
       owner.reset();
-      owner.reset(static_cast<unsigned char*>(std::aligned_alloc(kHugePage, want)));
+      owner = touched_buffer(want);
       buffer = owner.get();
       if (!buffer) break;
-      ::madvise(buffer, want, MADV_HUGEPAGE);  // a hint: without it the sweep is the same, slower to set up
-      std::memset(buffer, 1, want);
       have = want;
     }
-    const std::size_t slice = bytes / static_cast<std::size_t>(threads) / 256 * 256;
     const int reps = bytes >= kMinPassBytes ? 1 : static_cast<int>(kMinPassBytes / bytes);
-    readers.pass(buffer, slice, 1);  // warm: a cache-sized buffer comes from the cache
-    std::vector<double> rates;
-    for (int p = 0; p < passes; ++p) {
-      const double s = readers.pass(buffer, slice, reps);
-      rates.push_back(static_cast<double>(slice) * threads * reps / s / 1e9);
-    }
-    std::sort(rates.begin(), rates.end());
-    result.points.push_back({static_cast<double>(mib), rates[rates.size() / 2]});
+    // warm: a cache-sized buffer comes from the cache
+    readers.pass(buffer, bytes / static_cast<std::size_t>(threads) / 256 * 256, 1);
+    result.points.push_back({static_cast<double>(mib), median_rate(readers, threads, buffer, bytes, reps, passes)});
     if (mib >= kBaseLastMiB && sweep_reached_dram(&result)) break;
   }
   if (!result.points.empty()) find_limits(&result);  // empty only if no buffer could be allocated

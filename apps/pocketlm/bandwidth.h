@@ -6,6 +6,7 @@
 // caches hold 32): a sweep over buffer sizes finds where reads leave the cache.
 #pragma once
 
+#include <memory>
 #include <vector>
 
 namespace pocketlm::cli {
@@ -48,6 +49,31 @@ void find_limits(BandwidthSweep* sweep);
 // slower (a cache larger than the knee's, or a host's, can still serve part of a buffer 8x the
 // knee).
 bool sweep_reached_dram(BandwidthSweep* sweep);
+
+// A read-rate probe of one buffer (the sweep's DRAM size) kept for repeated measurements: bench
+// reads it between decode runs, so that decode is compared with the memory's rate of the same
+// minute (on a shared VM it drifts by a fifth within minutes). The buffer is allocated and
+// touched once; ok() is false when it could not be, or is under 32 MiB.
+class ReadProbe {
+ public:
+  ReadProbe(int threads, double mib);
+  ~ReadProbe();
+  ReadProbe(const ReadProbe&) = delete;
+  ReadProbe& operator=(const ReadProbe&) = delete;
+  bool ok() const;
+  // The median GB/s (1e9 bytes per second) of `passes` reads of the whole buffer.
+  double gb_per_s(int passes = 3);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Decode's fraction of the read rate measured around it: for each run r, bytes_per_token x
+// passes[r] / seconds[r] over the mean of probes[r] and probes[r + 1] (the probes just before
+// and after it), then the median over runs. 0 when no run has passes, time and both probes.
+double paired_fraction(double bytes_per_token, const std::vector<int>& passes, const std::vector<double>& seconds,
+                       const std::vector<double>& probes);
 
 // The tier `weight_bytes` stream from (the cache below the knee, else DRAM) and its rate.
 struct ReadLimit {

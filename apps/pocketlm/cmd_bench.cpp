@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -171,11 +172,34 @@ int run_bench(const BenchOptions& o) {
                 prefill_seeks = 0, greedy_decode_passes = 0, decode_kv_positions = 0;
   SamplerParams greedy;
   greedy.temperature = 0.0f;
+  // The machine's own limits, measured now with the same number of threads: a sweep of read
+  // rates over buffer sizes gives the last-level cache's rate and DRAM's, and decode is compared
+  // with the tier its weights live in (a model larger than the cache's knee streams from DRAM).
+  // First, so that weights read from DRAM can be compared with it run by run: a probe of the
+  // sweep's DRAM size is read right before the first greedy repeat and right after each.
+  const std::uint64_t bytes_per_token = session.model().weight_bytes_per_token();
+  const BandwidthSweep sweep = sweep_read_bandwidth(session.threads());
+  const ReadLimit limit = read_limit_for(sweep, static_cast<double>(bytes_per_token));
+  const bool in_llc = std::strcmp(limit.tier, "llc") == 0;
+  std::unique_ptr<ReadProbe> probe;
+  if (!in_llc) probe = std::make_unique<ReadProbe>(session.threads(), sweep.dram_mib);
+  if (probe && !probe->ok()) probe.reset();
+  std::vector<double> probes, run_seconds;
+  std::vector<int> run_passes;
+  if (probe) probes.push_back(probe->gb_per_s());
   for (long long r = 0; r < repeats; ++r) {
     t.pass = 0;
     t.start = t.last = Clock::now();
     GenerateStats stats;
+    const std::size_t first_pass = t.decode_ms.size();
     st = session.generate(prompt.data(), n_prompt, n_steps, greedy, on_token, &t, &stats);
+    if (probe) {
+      probes.push_back(probe->gb_per_s());
+      run_passes.push_back(static_cast<int>(t.decode_ms.size() - first_pass));
+      double ms = 0.0;
+      for (std::size_t i = first_pass; i < t.decode_ms.size(); ++i) ms += t.decode_ms[i];
+      run_seconds.push_back(ms / 1e3);
+    }
     storage_bytes += stats.storage_bytes;
     storage_reads += stats.storage_reads;
     storage_seeks += stats.storage_seeks;
@@ -195,7 +219,6 @@ int run_bench(const BenchOptions& o) {
 
   const double decode_tps = tok_per_s(t.decode_ms);
   const double prefill_tps = t.prefill_s > 0 ? t.prefill_passes / t.prefill_s : 0.0;
-  const std::uint64_t bytes_per_token = session.model().weight_bytes_per_token();
   // A greedy decode pass at position p reads p + 1 positions of the kv cache (the plan's kv cache
   // region holds seq_len of them): on a long context as much memory traffic as a share of the
   // weights. The mean is counted, so a run that ends early at BOS is measured as it ran.
@@ -277,11 +300,6 @@ int run_bench(const BenchOptions& o) {
   row("effective GB/s", t.decode_ms.empty() ? "n/a"
                                             : fmt("%.2f (weight bytes/token x decode tok/s)",
                                                   static_cast<double>(bytes_per_token) * decode_tps / 1e9));
-  // The machine's own limits, measured now with the same number of threads: a sweep of read
-  // rates over buffer sizes gives the last-level cache's rate and DRAM's, and decode is compared
-  // with the tier its weights live in (a model larger than the cache's knee streams from DRAM).
-  const BandwidthSweep sweep = sweep_read_bandwidth(session.threads());
-  const ReadLimit limit = read_limit_for(sweep, static_cast<double>(bytes_per_token));
   std::string sweep_text;
   nlohmann::json sweep_json = nlohmann::json::array();
   for (const SweepPoint& p : sweep.points) {
@@ -293,7 +311,6 @@ int run_bench(const BenchOptions& o) {
   row("llc read", fmt("%.2f GB/s at %.0f MiB, the cache's knee (the largest size at least halfway from DRAM's rate "
                       "to the cache plateau)", sweep.llc_gb_per_s, sweep.knee_mib));
   row("dram read", fmt("%.2f GB/s at %.0f MiB", sweep.dram_gb_per_s, sweep.dram_mib));
-  const bool in_llc = std::strcmp(limit.tier, "llc") == 0;
   row("read bandwidth", fmt("%.2f GB/s (", limit.gb_per_s) + limit.tier +
                             fmt(in_llc ? ": weights below the %.0f MiB knee)" : ": weights at or above the %.0f MiB knee)",
                                 sweep.knee_mib));
@@ -302,6 +319,7 @@ int run_bench(const BenchOptions& o) {
                          {"llc_gb_per_s", sweep.llc_gb_per_s}, {"llc_knee_mib", sweep.knee_mib},
                          {"dram_gb_per_s", sweep.dram_gb_per_s}, {"dram_mib", sweep.dram_mib},
                          {"seconds", sweep.seconds},      {"sweep", sweep_json}};
+  if (probe) j["read_bandwidth"]["dram_probes_gb_per_s"] = probes;
   j["kv_cache_bytes_per_token"] = kv_bytes_per_token;
   row("kv cache bytes/token", fmt("%.0f (read by attention, mean over the greedy decode passes)", kv_bytes_per_token));
   if (!t.decode_ms.empty()) {
@@ -315,6 +333,15 @@ int run_bench(const BenchOptions& o) {
     row("with kv cache reads", fmt("%.2f ((weight + kv cache bytes/token) x decode tok/s / ", all_per_limit * decode_tps) +
                                    limit.tier + fmt(" read bandwidth; %.2f at the median ms/token)",
                                                     all_per_limit * 1e3 / percentile(sorted, 50)));
+    if (probe) {
+      // The same against the DRAM rate of each repeat's own minute.
+      const double paired = paired_fraction(static_cast<double>(bytes_per_token), run_passes, run_seconds, probes);
+      const auto [lo, hi] = std::minmax_element(probes.begin(), probes.end());
+      j["fraction_of_dram_paired"] = paired;
+      row("paired with dram", fmt("%.2f (median over repeats of effective GB/s / the dram read just before and after; ",
+                                  paired) +
+                                  fmt("%.0f probes of %.0f MiB, %.2f-%.2f GB/s)", static_cast<double>(probes.size()), sweep.dram_mib, *lo, *hi));
+    }
   }
   row("arena bytes", bytes_text(session.arena_bytes()));
   j["arena_bytes"] = session.arena_bytes();
