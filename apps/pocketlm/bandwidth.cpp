@@ -233,11 +233,11 @@ ReadProbe::ReadProbe(int threads, double mib)
 ReadProbe::~ReadProbe() = default;
 bool ReadProbe::ok() const { return impl_->buffer != nullptr && impl_->bytes >= kMinPassBytes; }
 double ReadProbe::gb_per_s(int passes) {
-  // Workers for this measurement only: the sweep's spin between passes, which between decode
-  // runs would take a core from decode.
+  // Workers for this measurement only: they spin between passes, and spinning between decode
+  // runs they would take a core from decode.
   const char* name = nullptr;
   Readers readers(impl_->threads, widest_read(&name));
-  return median_rate(readers, impl_->threads, impl_->buffer.get(), impl_->bytes, 1, passes);
+  return median_rate(readers, impl_->threads, impl_->buffer.get(), impl_->bytes, 1, passes > 1 ? passes : 1);
 }
 
 double paired_fraction(double bytes_per_token, const std::vector<int>& passes, const std::vector<double>& seconds,

@@ -61,7 +61,7 @@ class ReadProbe {
   ReadProbe(const ReadProbe&) = delete;
   ReadProbe& operator=(const ReadProbe&) = delete;
   bool ok() const;
-  // The median GB/s (1e9 bytes per second) of `passes` reads of the whole buffer.
+  // The median GB/s (1e9 bytes per second) of `passes` (at least 1) reads of the whole buffer.
   double gb_per_s(int passes = 3);
 
  private:
