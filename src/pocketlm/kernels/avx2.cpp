@@ -2,10 +2,10 @@
 // - fp32 matmul: weights interleaved by 8 rows (quant/row_interleave.h); each of the 8
 //   lanes is one output row and accumulates w*x in index order with a separate multiply and
 //   add (no FMA: a fused multiply-add rounds once and would change the result).
-// - q8_0 matmul: the int32 group sums are exact in any order, so they are computed with
-//   byte and 16-bit multiply-adds; then, 8 rows at a time, each lane does runq.c's
-//   acc += ((float)isum * w_scale) * x_scale, groups in order. For group sizes that are a
-//   multiple of 32 the weights are interleaved by 8 rows at load (quant/q80_interleave.h).
+// - q8_0 matmul (kernels/x86_q80.h): weights interleaved by 8 rows in 4-byte lanes at load
+//   (quant/q80_interleave.h), so each lane is one output row; its int32 group sums are exact in
+//   any order, computed with byte and 16-bit multiply-adds, then runq.c's
+//   acc += ((float)isum * w_scale) * x_scale, groups in order.
 // - attention: scores 8 positions at a time, values 8 dimensions at a time (see below); its
 //   softmax through the exp_sum slot.
 // - batched q8_0 matmul (prefill, kernels/batch.h): per 8-row block, 4 tokens share each weight
@@ -43,6 +43,26 @@ namespace pocketlm {
 namespace {
 
 constexpr int kLanes = 8;
+
+// Transposes an 8x8 tile of floats held as 8 rows (attention's key tiles).
+inline void transpose8(__m256 r[8]) {
+  const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+  const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+  const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+  const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+  const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+  const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+  const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+  const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+  r[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
+  r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+  r[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
+  r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+  r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
+  r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+  r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
+  r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+}
 
 // 4 blocks of 8 rows at once: four independent add chains hide the add latency.
 void matmul_f32(float* out, const float* x, const float* w, int n, int d) {
@@ -360,10 +380,6 @@ void quantize_q8_0_act(const float* x, int n, int, void* values, float*) {
   }
 }
 
-// Group sizes that are a multiple of 32 read weights interleaved by 8 rows
-// (quant/q80_interleave.h): one sequential stream per 8 rows, scales side by side.
-int q80_interleave(int group_size) { return group_size % 32 == 0 ? kLanes : 1; }
-
 // Stream compaction, 8 floats at a time: the compare's mask picks a permutation that moves
 // the kept lanes to the front (in order), all 8 lanes are stored, and the output advances
 // by the kept count; the next store overwrites the rest.
@@ -403,13 +419,13 @@ const Kernels& avx2_kernels() {
     Kernels k = reference_kernels();
     k.name = "avx2";
     k.matmul[type_index(TensorType::kF32)] = matmul_f32_entry<matmul_f32>;
-    k.matmul[type_index(TensorType::kQ80)] = matmul_q80_entry<matmul_q80<MaddubsDot>>;
+    k.matmul[type_index(TensorType::kQ80)] = matmul_q80_lanes<Vec256, MaddubsDot>;
     k.interleave[type_index(TensorType::kF32)] = fixed_interleave<kLanes>;
-    k.interleave[type_index(TensorType::kQ80)] = q80_interleave;
+    k.interleave[type_index(TensorType::kQ80)] = q80_interleave_lanes<Vec256>;
     k.quantize_act[type_index(TensorType::kQ80)] = quantize_q80_entry<quantize_q80>;
     k.attention = attention;
     k.attention_batch = attention_queries<kAttentionQueryTile>;
-    k.matmul_batch[type_index(TensorType::kQ80)] = matmul_q80_batch<MaddubsDot>;
+    k.matmul_batch[type_index(TensorType::kQ80)] = matmul_q80_batch_lanes<Vec256, MaddubsDot>;
     k.matmul[type_index(TensorType::kQ8_0)] = matmul_ggml<MaddubsDot, false>;
     k.matmul[type_index(TensorType::kQ4_0)] = matmul_ggml<MaddubsDot, true>;
     k.interleave[type_index(TensorType::kQ8_0)] = fixed_interleave<kLanes>;

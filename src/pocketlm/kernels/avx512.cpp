@@ -22,8 +22,6 @@ namespace {
 struct Avx512MaddubsDot {
   // vpmaddubsw's int16 pairs would saturate on (w + 128) * x: no biased form here.
   static constexpr bool kBiased = false;
-  static inline __m512i biased_add(__m512i acc, __m512i, __m512i) { return acc; }
-  static inline __m512i bias(__m512i) { return _mm512_setzero_si512(); }
   static inline __m512i add(__m512i acc, __m512i u, __m512i s) {
     return _mm512_add_epi32(acc, _mm512_madd_epi16(_mm512_maddubs_epi16(u, s), _mm512_set1_epi16(1)));
   }
@@ -49,9 +47,9 @@ Kernels avx512_table(const Kernels& base) {
   k.interleave[type_index(TensorType::kF32)] = fixed_interleave<kLanes16>;
   k.matmul[type_index(TensorType::kF16)] = matmul_f16_512;
   k.interleave[type_index(TensorType::kF16)] = fixed_interleave<kLanes16>;
-  k.matmul[type_index(TensorType::kQ80)] = matmul_q80_512<Avx512MaddubsDot>;
-  k.matmul_batch[type_index(TensorType::kQ80)] = matmul_q80_batch_512<Avx512MaddubsDot>;
-  k.interleave[type_index(TensorType::kQ80)] = q80_interleave_512;
+  k.matmul[type_index(TensorType::kQ80)] = matmul_q80_lanes<Vec512, Avx512MaddubsDot>;
+  k.matmul_batch[type_index(TensorType::kQ80)] = matmul_q80_batch_lanes<Vec512, Avx512MaddubsDot>;
+  k.interleave[type_index(TensorType::kQ80)] = q80_interleave_lanes<Vec512>;
   k.matmul[type_index(TensorType::kQ8_0)] = matmul_ggml_512<Avx512MaddubsDot, false>;
   k.matmul[type_index(TensorType::kQ4_0)] = matmul_ggml_512<Avx512MaddubsDot, true>;
   k.interleave[type_index(TensorType::kQ8_0)] = fixed_interleave<kLanes16>;

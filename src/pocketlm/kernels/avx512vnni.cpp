@@ -24,10 +24,6 @@ struct Avx512VnniDot {
   static inline __m512i biased_add(__m512i acc, __m512i w, __m512i x) {
     return add(acc, _mm512_xor_si512(w, _mm512_set1_epi8(static_cast<char>(0x80))), x);
   }
-  // -128 * (the sum of each lane's 4 activation bytes): where a biased sum starts.
-  static inline __m512i bias(__m512i x) {
-    return _mm512_sub_epi32(_mm512_setzero_si512(), add(_mm512_setzero_si512(), _mm512_set1_epi8(static_cast<char>(0x80)), x));
-  }
   // |w| * (x negated where w < 0): exact for every int8 w while |x| <= 127.
   static inline __m512i signed_add(__m512i acc, __m512i w, __m512i x) {
     const __mmask64 negative = _mm512_movepi8_mask(w);
@@ -42,8 +38,8 @@ struct Avx512VnniDot {
 const Kernels& avx512vnni_kernels() {
   static const Kernels kAvx512Vnni = [] {
     Kernels k = avx512_table(avx2_kernels());
-    k.matmul[type_index(TensorType::kQ80)] = matmul_q80_512<Avx512VnniDot>;
-    k.matmul_batch[type_index(TensorType::kQ80)] = matmul_q80_batch_512<Avx512VnniDot>;
+    k.matmul[type_index(TensorType::kQ80)] = matmul_q80_lanes<Vec512, Avx512VnniDot>;
+    k.matmul_batch[type_index(TensorType::kQ80)] = matmul_q80_batch_lanes<Vec512, Avx512VnniDot>;
     k.matmul[type_index(TensorType::kQ8_0)] = matmul_ggml_512<Avx512VnniDot, false>;
     k.matmul[type_index(TensorType::kQ4_0)] = matmul_ggml_512<Avx512VnniDot, true>;
     return k;

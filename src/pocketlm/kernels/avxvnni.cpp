@@ -29,8 +29,8 @@ const Kernels& avxvnni_kernels() {
   static const Kernels kAvxVnni = [] {
     Kernels k = avx2_kernels();  // same layouts (interleave), same non-int8 kernels
     k.name = "avxvnni";
-    k.matmul[type_index(TensorType::kQ80)] = matmul_q80_entry<matmul_q80<Dot>>;
-    k.matmul_batch[type_index(TensorType::kQ80)] = matmul_q80_batch<Dot>;
+    k.matmul[type_index(TensorType::kQ80)] = matmul_q80_lanes<Vec256, Dot>;
+    k.matmul_batch[type_index(TensorType::kQ80)] = matmul_q80_batch_lanes<Vec256, Dot>;
     k.matmul[type_index(TensorType::kQ8_0)] = matmul_ggml<Dot, false>;
     k.matmul[type_index(TensorType::kQ4_0)] = matmul_ggml<Dot, true>;
     return k;

@@ -8,8 +8,8 @@
 // - Q8_0 and Q4_0: 16 rows per interleaved block, 4 bytes of a row per 32-bit lane
 //   (quant/block_interleave.h), so each row's block sum stays in its own lane; then the
 //   reference's acc = acc + (float)isum * (d_w * d_x), blocks in order.
-// - q80 (llama2.c's int8): 16 rows per block in 4-byte lanes (quant/q80_interleave.h), so each
-//   row's group sum stays in its own lane; then runq.c's acc + ((float)isum * s_w) * s_x.
+// - q80 (llama2.c's int8): kernels/x86_q80.h over Vec512, 16 rows per block in 4-byte lanes
+//   (quant/q80_interleave.h), four runs of blocks read at once.
 // Everything here has internal linkage: one copy per including backend file.
 #pragma once
 
@@ -21,6 +21,7 @@
 #include "pocketlm/kernels/batch.h"
 #include "pocketlm/kernels/kernels.h"
 #include "pocketlm/kernels/reference.h"
+#include "pocketlm/kernels/x86_q80.h"
 #include "pocketlm/quant/fp16.h"
 #include "pocketlm/quant/q4_0.h"
 #include "pocketlm/quant/q8_0.h"
@@ -41,11 +42,22 @@ constexpr int kLanes16 = 16;
 // with one (the hardware prefetcher follows each), which is what decode from DRAM needs.
 constexpr int kStreams512 = 4;
 
-inline std::int32_t load_i32_512(const void* p) {
-  std::int32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
+// 512-bit vectors for kernels/x86_q80.h: 16 lanes, one output row each.
+struct Vec512 {
+  using I = __m512i;
+  using F = __m512;
+  static constexpr int kLanes = kLanes16;
+  static constexpr int kStreams = kStreams512;
+  static I splat(std::int32_t v) { return _mm512_set1_epi32(v); }
+  static I load(const void* p) { return _mm512_loadu_si512(p); }
+  static F to_float(I v) { return _mm512_cvtepi32_ps(v); }
+  static F zero_f() { return _mm512_setzero_ps(); }
+  static F splat_f(float v) { return _mm512_set1_ps(v); }
+  static F loadf(const float* p) { return _mm512_loadu_ps(p); }
+  static void storef(float* p, F v) { _mm512_storeu_ps(p, v); }
+  static F add(F a, F b) { return _mm512_add_ps(a, b); }
+  static F mul(F a, F b) { return _mm512_mul_ps(a, b); }
+};
 
 // ---- fp32 and f16 ----
 
@@ -129,8 +141,8 @@ inline void block_sums_512(const unsigned char* const* q, const std::int8_t* xq,
     // 16+4t..16+4t+3 (high nibbles); pair sums at most 8 * 15 * 127 (Dot::add_small).
     const __m512i low4 = _mm512_set1_epi8(0x0F);
     for (int t = 0; t < 4; ++t) {
-      const __m512i xl = _mm512_set1_epi32(load_i32_512(xq + 4 * t));
-      const __m512i xh = _mm512_set1_epi32(load_i32_512(xq + 16 + 4 * t));
+      const __m512i xl = _mm512_set1_epi32(load_x4(xq + 4 * t));
+      const __m512i xh = _mm512_set1_epi32(load_x4(xq + 16 + 4 * t));
       for (int j = 0; j < N; ++j) {
         const __m512i v = _mm512_loadu_si512(q[j] + 64 * t);
         a[j] = Dot::add_small(a[j], _mm512_and_si512(v, low4), xl);
@@ -141,10 +153,10 @@ inline void block_sums_512(const unsigned char* const* q, const std::int8_t* xq,
   } else {
     // A biased Dot sums (w + 128) * x; the caller subtracts 128 * (the block's activation sum).
     for (int t = 0; t < 8; ++t) {
-      const __m512i xv = _mm512_set1_epi32(load_i32_512(xq + 4 * t));
+      const __m512i xv = _mm512_set1_epi32(load_x4(xq + 4 * t));
       for (int j = 0; j < N; ++j) {
         const __m512i v = _mm512_loadu_si512(q[j] + 64 * t);
-        a[j] = Dot::kBiased ? Dot::biased_add(a[j], v, xv) : Dot::signed_add(a[j], v, xv);
+        a[j] = int8_dot_add<Dot>(a[j], v, xv);
       }
     }
     for (int j = 0; j < N; ++j) s[j] = a[j];
@@ -221,179 +233,6 @@ void matmul_ggml_512(float* out, const Matrix& w, const Activation& x, int rows)
   if (full > 0) matmul_ggml_rows_512<Dot, kQ4>(out, static_cast<const unsigned char*>(w.values), xb, w.cols, full);
   reference::matmul_ggml_tail<kQ4>(out, w, x, full, rows);
 }
-
-// ---- q80 (llama2.c's int8: one fp32 scale per group of gs, in a stream of its own) ----
-
-// 16-row blocks in 4-byte lanes (quant/q80_interleave.h, il 16): chunk t of a block's group is
-// 64 bytes, bytes 4t..4t+3 of each of its 16 rows, so a multiply-add against 4 activation bytes
-// broadcast leaves row k's partial sum in lane k, with no horizontal sums (the 8-row 256-bit
-// kernel's tree of them made q80 compute-bound at DRAM's rate). A biased Dot adds (w + 128) * x
-// starting from -128 * (the group's activation sum); either way the int32 sums are exact. Then
-// the reference's acc = acc + ((float)isum * w_scale) * x_scale, groups in order.
-
-// Groups per chunk: their activation corrections are computed once per chunk.
-constexpr int kGroupChunk512 = 64;
-
-// 128 * (the sum of the gs activation bytes of each group [g0, g1)) for a biased Dot, else 0.
-template <class Dot>
-inline void q80_corrections_512(const std::int8_t* xq, int gs, int g0, int g1, std::int32_t* corr) {
-  for (int g = g0; g < g1; ++g) {
-    std::int32_t s = 0;
-    if constexpr (Dot::kBiased)
-      for (int i = 0; i < gs; ++i) s += xq[static_cast<std::size_t>(g) * gs + i];
-    corr[g - g0] = 128 * s;
-  }
-}
-
-// The exact int32 sums of one group of N 16-row blocks (q[j]: block j's group) with the
-// activations xg, lane k = row k.
-template <class Dot, int N>
-inline void q80_group_sums_512(const std::int8_t* const* q, const std::int8_t* xg, int gs, std::int32_t corr,
-                               __m512i* s) {
-  for (int j = 0; j < N; ++j) s[j] = _mm512_set1_epi32(-corr);
-  for (int t = 0; t < gs / 4; ++t) {
-    const __m512i xv = _mm512_set1_epi32(load_i32_512(xg + 4 * t));
-    for (int j = 0; j < N; ++j) {
-      const __m512i v = _mm512_loadu_si512(q[j] + 64 * t);
-      s[j] = Dot::kBiased ? Dot::biased_add(s[j], v, xv) : Dot::signed_add(s[j], v, xv);
-    }
-  }
-}
-
-// Groups [g0, g1) of the N 16-row blocks block[0..N): each lane's accumulator starts at 0
-// (g0 = 0) or from out[] (a float round trip, exact).
-template <class Dot, int N>
-inline void q80_pass_512(float* out, const std::int8_t* wq, const float* ws, const std::int8_t* xq, const float* xs,
-                         const std::int32_t* corr, int n, int gs, int g0, int g1, const int* block) {
-  const std::size_t groups = static_cast<std::size_t>(n / gs);
-  const std::int8_t* base[N];
-  const float* scales[N];
-  __m512 acc[N];
-  for (int j = 0; j < N; ++j) {
-    base[j] = wq + static_cast<std::size_t>(block[j]) * kLanes16 * n;
-    scales[j] = ws + static_cast<std::size_t>(block[j]) * kLanes16 * groups;
-    acc[j] = g0 == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(out + block[j] * kLanes16);
-  }
-  for (int g = g0; g < g1; ++g) {
-    const std::int8_t* q[N];
-    for (int j = 0; j < N; ++j) q[j] = base[j] + static_cast<std::size_t>(g) * kLanes16 * gs;
-    __m512i sums[N];
-    q80_group_sums_512<Dot, N>(q, xq + static_cast<std::size_t>(g) * gs, gs, corr[g - g0], sums);
-    const __m512 xsv = _mm512_set1_ps(xs[g]);
-    for (int j = 0; j < N; ++j) {
-      const __m512 ws16 = _mm512_loadu_ps(scales[j] + static_cast<std::size_t>(g) * kLanes16);
-      acc[j] = _mm512_add_ps(acc[j], _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(sums[j]), ws16), xsv));
-    }
-  }
-  for (int j = 0; j < N; ++j) _mm512_storeu_ps(out + block[j] * kLanes16, acc[j]);
-}
-
-// Rows [0, rows): the 16-row blocks cut into kStreams512 runs far apart, a block of each run
-// per pass (four weight streams, four scale streams: 1.5-1.7x the 8-row kernel's DRAM rate in an
-// interleaved harness, docs/performance.md), the blocks left over one at a time, then the
-// row-major tail.
-template <class Dot>
-void matmul_q80_512(float* out, const Matrix& w, const Activation& x, int rows) {
-  const int n = w.cols, gs = w.group, groups = n / gs;
-  const auto* wq = static_cast<const std::int8_t*>(w.values);
-  const auto* xq = static_cast<const std::int8_t*>(x.values);
-  const int full = w.interleave == kLanes16 ? rows / kLanes16 * kLanes16 : 0;
-  const int blocks = full / kLanes16, run = blocks / kStreams512;
-  std::int32_t corr[kGroupChunk512];
-  for (int g0 = 0; g0 < groups && full > 0; g0 += kGroupChunk512) {
-    const int g1 = groups - g0 < kGroupChunk512 ? groups : g0 + kGroupChunk512;
-    q80_corrections_512<Dot>(xq, gs, g0, g1, corr);
-    for (int b = 0; b < run; ++b) {
-      int block[kStreams512];
-      for (int j = 0; j < kStreams512; ++j) block[j] = b + j * run;
-      q80_pass_512<Dot, kStreams512>(out, wq, w.scales, xq, x.scales, corr, n, gs, g0, g1, block);
-    }
-    for (int b = kStreams512 * run; b < blocks; ++b)
-      q80_pass_512<Dot, 1>(out, wq, w.scales, xq, x.scales, corr, n, gs, g0, g1, &b);
-  }
-  if (full < rows)
-    reference::matmul_q80(out + full, xq, x.scales, wq + static_cast<std::size_t>(full) * n,
-                          w.scales + static_cast<std::size_t>(full) * groups, n, rows - full, gs);
-}
-
-// Tokens per chunk of the batched q80 matmul: their corrections of a chunk of groups wait on
-// the stack (16 KiB).
-constexpr int kBatchTokens512 = 64;
-
-// T tokens' int32 sums of one 16-row block's group wg, the weight chunks shared (T chains).
-template <class Dot, int T>
-inline void q80_tokens_512(const std::int8_t* wg, const std::int8_t* const* xg, const std::int32_t* corr, int gs,
-                           __m512i* s) {
-  for (int t = 0; t < T; ++t) s[t] = _mm512_set1_epi32(-corr[t * kGroupChunk512]);
-  for (int c = 0; c < gs / 4; ++c) {
-    const __m512i v = _mm512_loadu_si512(wg + 64 * c);
-    for (int t = 0; t < T; ++t) {
-      const __m512i xv = _mm512_set1_epi32(load_i32_512(xg[t] + 4 * c));
-      s[t] = Dot::kBiased ? Dot::biased_add(s[t], v, xv) : Dot::signed_add(s[t], v, xv);
-    }
-  }
-}
-
-// The batched q80 matmul (kernels/batch.h) on the 16-row layout: per block and group, the
-// tokens four at a time share each 64-byte chunk of weights; per token and lane the arithmetic
-// of matmul_q80_512 (the accumulator kept in out[] between groups: a float round trip, exact).
-template <class Dot>
-void matmul_q80_batch_512(float* out, std::size_t out_stride, const Matrix& w, const ActivationBatch& x, int rows) {
-  if (w.interleave != kLanes16) {
-    matmul_batch_tiled(matmul_q80_512<Dot>, out, out_stride, w, x, rows);
-    return;
-  }
-  const int n = w.cols, gs = w.group, groups = n / gs, full = rows / kLanes16 * kLanes16;
-  const auto* wq = static_cast<const std::int8_t*>(w.values);
-  auto xq = [&](int t) { return static_cast<const std::int8_t*>(x.at(t).values); };
-  auto xs = [&](int t) { return x.scales + static_cast<std::size_t>(t) * x.scale_stride; };
-  std::int32_t corr[kBatchTokens512 * kGroupChunk512];  // [token][group - g0]
-  for (int t0 = 0; t0 < x.count; t0 += kBatchTokens512) {
-    const int count = x.count - t0 < kBatchTokens512 ? x.count - t0 : kBatchTokens512;
-    for (int g0 = 0; g0 < groups; g0 += kGroupChunk512) {
-      const int g1 = groups - g0 < kGroupChunk512 ? groups : g0 + kGroupChunk512;
-      for (int t = 0; t < count; ++t) q80_corrections_512<Dot>(xq(t0 + t), gs, g0, g1, corr + t * kGroupChunk512);
-      for (int r = 0; r < full; r += kLanes16) {
-        for (int g = g0; g < g1; ++g) {
-          const std::int8_t* wg = wq + static_cast<std::size_t>(r) * n + static_cast<std::size_t>(g) * kLanes16 * gs;
-          const __m512 ws16 = _mm512_loadu_ps(w.scales + static_cast<std::size_t>(r) * groups +
-                                              static_cast<std::size_t>(g) * kLanes16);
-          // Token t's sums, then acc + (isum * w_scale) * x_scale into its row of out.
-          auto finish = [&](int t, __m512i isum) {
-            float* o = out + static_cast<std::size_t>(t0 + t) * out_stride + r;
-            const __m512 acc = g == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(o);
-            const __m512 xsv = _mm512_set1_ps(xs(t0 + t)[g]);
-            _mm512_storeu_ps(o, _mm512_add_ps(acc, _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(isum), ws16), xsv)));
-          };
-          int t = 0;
-          for (; t + 4 <= count; t += 4) {
-            const std::int8_t* xg[4];
-            for (int i = 0; i < 4; ++i) xg[i] = xq(t0 + t + i) + static_cast<std::size_t>(g) * gs;
-            __m512i s[4];
-            q80_tokens_512<Dot, 4>(wg, xg, corr + t * kGroupChunk512 + (g - g0), gs, s);
-            for (int i = 0; i < 4; ++i) finish(t + i, s[i]);
-          }
-          for (; t < count; ++t) {
-            const std::int8_t* xg = xq(t0 + t) + static_cast<std::size_t>(g) * gs;
-            __m512i s;
-            q80_tokens_512<Dot, 1>(wg, &xg, corr + t * kGroupChunk512 + (g - g0), gs, &s);
-            finish(t, s);
-          }
-        }
-      }
-    }
-  }
-  if (full < rows) {  // the row-major tail, as matmul_q80_512 computes it
-    for (int t = 0; t < x.count; ++t)
-      reference::matmul_q80(out + static_cast<std::size_t>(t) * out_stride + full, xq(t), xs(t),
-                            wq + static_cast<std::size_t>(full) * n, w.scales + static_cast<std::size_t>(full) * groups,
-                            n, rows - full, gs);
-  }
-}
-
-// Rows per interleaved q80 block: 16 in 4-byte lanes where the group size is a multiple of 4,
-// else row-major (matmul_q80_512 then computes every row as the reference does).
-inline int q80_interleave_512(int group) { return group % 4 == 0 ? kLanes16 : 1; }
 
 }  // namespace
 }  // namespace pocketlm

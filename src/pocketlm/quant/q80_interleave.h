@@ -2,17 +2,15 @@
 // them from one sequential stream (instead of one short stream per row) lets the hardware
 // prefetcher keep up, and puts the rows' scales of a group side by side (one load, no
 // gather). With interleave il, each full block of il rows is stored group by group, and within
-// a group in lanes of q80_lane_bytes(il, gs) bytes of each row in turn:
-//   value (r, j) at b*il*n + (j / gs)*il*gs + (j % gs / L)*il*L + (r % il)*L + j % L
+// a group in 4-byte lanes, 4 bytes of each row in turn:
+//   value (r, j) at b*il*n + (j / gs)*il*gs + (j % gs / 4)*il*4 + (r % il)*4 + j % 4
 //   scale (r, g) at b*il*groups + g*il + r % il                          (groups = n / gs)
-// (b = r / il, L the lane bytes), so block b starts where row b*il starts in row-major order;
-// the last d % il rows follow row-major. il == 1 is the file's row-major layout.
-// - il < 16 (the 4- and 8-row kernels: tiled4, neon, cortex_m4, avx2): L = gs, each row's
-//   group contiguous; those kernels reduce a row's products within a vector.
-// - il == 16 (the 512-bit kernels, kernels/x86_avx512.h): L = 4, so that one 64-byte load
-//   holds 4 bytes of each of the 16 rows and a multiply-add against 4 activation bytes
-//   broadcast leaves each row's partial sum in its own 32-bit lane: no horizontal sums, which
-//   made the 8-row kernel compute-bound at DRAM's rate (bench/README.md).
+// (b = r / il), so block b starts where row b*il starts in row-major order; the last d % il
+// rows follow row-major. il == 1 is the file's row-major layout; il > 1 needs gs % 4 == 0.
+// One vector load then holds 4 bytes of each of il rows (il = 8 for 256-bit vectors, 16 for
+// 512-bit ones, kernels/x86_q80.h), and a multiply-add against 4 activation bytes broadcast
+// leaves each row's partial sum in its own 32-bit lane: no horizontal sums, which made an
+// earlier kernel on whole-group rows compute-bound at DRAM's rate (bench/README.md).
 #pragma once
 
 #include <cstddef>
@@ -20,24 +18,19 @@
 
 namespace pocketlm {
 
-// Bytes of one row that stay together inside a group of an il-row block (see above); gs must
-// be a multiple of 4 when il == 16.
-constexpr std::size_t q80_lane_bytes(std::size_t il, std::size_t gs) { return il >= 16 ? 4 : gs; }
-
 // Offset of value (k, j) (row k < il of the block, column j < n) from the block's start.
 constexpr std::size_t q80_interleaved_offset(std::size_t k, std::size_t j, std::size_t gs, std::size_t il) {
-  const std::size_t lane = q80_lane_bytes(il, gs), in_group = j % gs;
-  return (j / gs) * il * gs + (in_group / lane) * il * lane + k * lane + in_group % lane;
+  return (j / gs) * il * gs + (j % gs / 4) * il * 4 + k * 4 + j % 4;
 }
 
 // Rearranges il row-major rows (values src_q[il * n], scales src_s[il * n / gs]) into one
 // interleaved block.
 inline void interleave_q80_block(std::int8_t* dst_q, float* dst_s, const std::int8_t* src_q, const float* src_s,
                                  std::size_t n, std::size_t gs, std::size_t il) {
-  const std::size_t groups = n / gs, lane = q80_lane_bytes(il, gs);
+  const std::size_t groups = n / gs;
   for (std::size_t k = 0; k < il; ++k) {
-    for (std::size_t j = 0; j < n; j += lane)
-      for (std::size_t i = 0; i < lane; ++i) dst_q[q80_interleaved_offset(k, j, gs, il) + i] = src_q[k * n + j + i];
+    for (std::size_t j = 0; j < n; j += 4)
+      for (std::size_t i = 0; i < 4; ++i) dst_q[q80_interleaved_offset(k, j, gs, il) + i] = src_q[k * n + j + i];
     for (std::size_t g = 0; g < groups; ++g) dst_s[g * il + k] = src_s[k * groups + g];
   }
 }

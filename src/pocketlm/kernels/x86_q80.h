@@ -1,0 +1,211 @@
+// The q80 matmuls of the x86 backends (llama2.c's int8: int8 values, one fp32 scale per group
+// of gs in a stream of its own), single token and batched, written once over a vector width `V`
+// (Vec256 in kernels/x86_int8.h: 8 lanes, avx2 and avxvnni; Vec512 in kernels/x86_avx512.h: 16
+// lanes) and a `Dot` policy of that width.
+// The rows are interleaved by V::kLanes in 4-byte lanes (quant/q80_interleave.h): chunk t of a
+// block's group holds bytes 4t..4t+3 of each of its rows, so a multiply-add against 4
+// activation bytes broadcast leaves row k's partial sum in lane k, with no horizontal sums (an
+// 8-row kernel with a tree of them per group was compute-bound at DRAM's rate,
+// bench/README.md). A biased Dot adds (w + 128) * x starting from -128 * (the group's activation
+// sum); either way the int32 sums are exact. Then the reference's
+// acc = acc + ((float)isum * w_scale) * x_scale, groups in order, so every lane gives the bits of
+// reference::matmul_q80.
+// Included by backend files only, each compiled for its own instruction set: everything here
+// has internal linkage, one copy per including file.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "pocketlm/kernels/batch.h"
+#include "pocketlm/kernels/kernels.h"
+#include "pocketlm/kernels/reference.h"
+
+namespace pocketlm {
+namespace {  // NOLINT(google-build-namespaces): one copy per backend file
+
+inline std::int32_t load_x4(const void* p) {
+  std::int32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+// acc + the int32 sums of 4 adjacent products w[i] * x[i] (w and x signed bytes, |x| <= 127),
+// in the Dot's biased form where it has one.
+template <class Dot, class I>
+inline I int8_dot_add(I acc, I w, I x) {
+  if constexpr (Dot::kBiased)
+    return Dot::biased_add(acc, w, x);
+  else
+    return Dot::signed_add(acc, w, x);
+}
+
+// Groups per chunk: their activation corrections are computed once per chunk.
+constexpr int kQ80GroupChunk = 64;
+
+// 128 * (the sum of the gs activation bytes of each group [g0, g1)) for a biased Dot, else 0.
+template <class Dot>
+inline void q80_corrections(const std::int8_t* xq, int gs, int g0, int g1, std::int32_t* corr) {
+  for (int g = g0; g < g1; ++g) {
+    std::int32_t s = 0;
+    if constexpr (Dot::kBiased)
+      for (int i = 0; i < gs; ++i) s += xq[static_cast<std::size_t>(g) * gs + i];
+    corr[g - g0] = 128 * s;
+  }
+}
+
+// The exact int32 sums of one group of N blocks (q[j]: block j's group) with the activations
+// xg, lane k = row k.
+template <class V, class Dot, int N>
+inline void q80_group_sums(const std::int8_t* const* q, const std::int8_t* xg, int gs, std::int32_t corr,
+                           typename V::I* s) {
+  constexpr int kChunk = 4 * V::kLanes;  // bytes per 4-byte lane chunk of a block
+  for (int j = 0; j < N; ++j) s[j] = V::splat(-corr);
+  for (int t = 0; t < gs / 4; ++t) {
+    const typename V::I xv = V::splat(load_x4(xg + 4 * t));
+    for (int j = 0; j < N; ++j) s[j] = int8_dot_add<Dot>(s[j], V::load(q[j] + kChunk * t), xv);
+  }
+}
+
+// Groups [g0, g1) of the N blocks block[0..N): each lane's accumulator starts at 0 (g0 = 0) or
+// from out[] (a float round trip, exact).
+template <class V, class Dot, int N>
+inline void q80_pass(float* out, const std::int8_t* wq, const float* ws, const std::int8_t* xq, const float* xs,
+                     const std::int32_t* corr, int n, int gs, int g0, int g1, const int* block) {
+  constexpr std::size_t kL = V::kLanes;
+  const std::size_t groups = static_cast<std::size_t>(n / gs);
+  const std::int8_t* base[N];
+  const float* scales[N];
+  typename V::F acc[N];
+  for (int j = 0; j < N; ++j) {
+    base[j] = wq + static_cast<std::size_t>(block[j]) * kL * n;
+    scales[j] = ws + static_cast<std::size_t>(block[j]) * kL * groups;
+    acc[j] = g0 == 0 ? V::zero_f() : V::loadf(out + block[j] * kL);
+  }
+  for (int g = g0; g < g1; ++g) {
+    const std::int8_t* q[N];
+    for (int j = 0; j < N; ++j) q[j] = base[j] + static_cast<std::size_t>(g) * kL * gs;
+    typename V::I sums[N];
+    q80_group_sums<V, Dot, N>(q, xq + static_cast<std::size_t>(g) * gs, gs, corr[g - g0], sums);
+    const typename V::F xsv = V::splat_f(xs[g]);
+    for (int j = 0; j < N; ++j) {
+      const typename V::F wsv = V::loadf(scales[j] + static_cast<std::size_t>(g) * kL);
+      acc[j] = V::add(acc[j], V::mul(V::mul(V::to_float(sums[j]), wsv), xsv));
+    }
+  }
+  for (int j = 0; j < N; ++j) V::storef(out + block[j] * kL, acc[j]);
+}
+
+// Rows [0, rows): the blocks cut into V::kStreams runs far apart, a block of each run per pass
+// (several weight and scale streams: one core keeps more cache-line fills in flight with several
+// sequential streams than with one, docs/performance.md), the blocks left over one at a time,
+// then the row-major tail as the reference computes it.
+template <class V, class Dot>
+void matmul_q80_lanes(float* out, const Matrix& w, const Activation& x, int rows) {
+  constexpr int kS = V::kStreams;
+  const int n = w.cols, gs = w.group, groups = n / gs;
+  const auto* wq = static_cast<const std::int8_t*>(w.values);
+  const auto* xq = static_cast<const std::int8_t*>(x.values);
+  const int full = w.interleave == V::kLanes ? rows / V::kLanes * V::kLanes : 0;
+  const int blocks = full / V::kLanes, run = blocks / kS;
+  std::int32_t corr[kQ80GroupChunk];
+  for (int g0 = 0; g0 < groups && full > 0; g0 += kQ80GroupChunk) {
+    const int g1 = groups - g0 < kQ80GroupChunk ? groups : g0 + kQ80GroupChunk;
+    q80_corrections<Dot>(xq, gs, g0, g1, corr);
+    for (int b = 0; b < run; ++b) {
+      int block[kS];
+      for (int j = 0; j < kS; ++j) block[j] = b + j * run;
+      q80_pass<V, Dot, kS>(out, wq, w.scales, xq, x.scales, corr, n, gs, g0, g1, block);
+    }
+    for (int b = kS * run; b < blocks; ++b) q80_pass<V, Dot, 1>(out, wq, w.scales, xq, x.scales, corr, n, gs, g0, g1, &b);
+  }
+  if (full < rows)
+    reference::matmul_q80(out + full, xq, x.scales, wq + static_cast<std::size_t>(full) * n,
+                          w.scales + static_cast<std::size_t>(full) * groups, n, rows - full, gs);
+}
+
+// Tokens per chunk of the batched q80 matmul: their corrections of a chunk of groups wait on
+// the stack (16 KiB).
+constexpr int kQ80BatchTokens = 64;
+
+// T tokens' int32 sums of one block's group wg, each weight chunk loaded once for all T (T
+// independent chains).
+template <class V, class Dot, int T>
+inline void q80_tokens(const std::int8_t* wg, const std::int8_t* const* xg, const std::int32_t* corr, int gs,
+                       typename V::I* s) {
+  constexpr int kChunk = 4 * V::kLanes;
+  for (int t = 0; t < T; ++t) s[t] = V::splat(-corr[t * kQ80GroupChunk]);
+  for (int c = 0; c < gs / 4; ++c) {
+    const typename V::I v = V::load(wg + kChunk * c);
+    for (int t = 0; t < T; ++t) s[t] = int8_dot_add<Dot>(s[t], v, V::splat(load_x4(xg[t] + 4 * c)));
+  }
+}
+
+// The batched q80 matmul (kernels/batch.h): per block and group, the tokens four at a time
+// share each chunk of weights; per token and lane the arithmetic of matmul_q80_lanes (the
+// accumulator kept in out[] between groups: a float round trip, exact). Other layouts take the
+// generic path.
+template <class V, class Dot>
+void matmul_q80_batch_lanes(float* out, std::size_t out_stride, const Matrix& w, const ActivationBatch& x, int rows) {
+  constexpr std::size_t kL = V::kLanes;
+  if (w.interleave != V::kLanes) {
+    matmul_batch_tiled(matmul_q80_lanes<V, Dot>, out, out_stride, w, x, rows);
+    return;
+  }
+  const int n = w.cols, gs = w.group, groups = n / gs, full = rows / V::kLanes * V::kLanes;
+  const auto* wq = static_cast<const std::int8_t*>(w.values);
+  auto xq = [&](int t) { return static_cast<const std::int8_t*>(x.at(t).values); };
+  auto xs = [&](int t) { return x.scales + static_cast<std::size_t>(t) * x.scale_stride; };
+  std::int32_t corr[kQ80BatchTokens * kQ80GroupChunk];  // [token][group - g0]
+  for (int t0 = 0; t0 < x.count; t0 += kQ80BatchTokens) {
+    const int count = x.count - t0 < kQ80BatchTokens ? x.count - t0 : kQ80BatchTokens;
+    for (int g0 = 0; g0 < groups; g0 += kQ80GroupChunk) {
+      const int g1 = groups - g0 < kQ80GroupChunk ? groups : g0 + kQ80GroupChunk;
+      for (int t = 0; t < count; ++t) q80_corrections<Dot>(xq(t0 + t), gs, g0, g1, corr + t * kQ80GroupChunk);
+      for (int r = 0; r < full; r += V::kLanes) {
+        for (int g = g0; g < g1; ++g) {
+          const std::int8_t* wg = wq + static_cast<std::size_t>(r) * n + static_cast<std::size_t>(g) * kL * gs;
+          const typename V::F wsv =
+              V::loadf(w.scales + static_cast<std::size_t>(r) * groups + static_cast<std::size_t>(g) * kL);
+          // Token t's sums, then acc + (isum * w_scale) * x_scale into its row of out.
+          auto finish = [&](int t, typename V::I isum) {
+            float* o = out + static_cast<std::size_t>(t0 + t) * out_stride + r;
+            const typename V::F acc = g == 0 ? V::zero_f() : V::loadf(o);
+            V::storef(o, V::add(acc, V::mul(V::mul(V::to_float(isum), wsv), V::splat_f(xs(t0 + t)[g]))));
+          };
+          int t = 0;
+          for (; t + 4 <= count; t += 4) {
+            const std::int8_t* xg[4];
+            for (int i = 0; i < 4; ++i) xg[i] = xq(t0 + t + i) + static_cast<std::size_t>(g) * gs;
+            typename V::I s[4];
+            q80_tokens<V, Dot, 4>(wg, xg, corr + t * kQ80GroupChunk + (g - g0), gs, s);
+            for (int i = 0; i < 4; ++i) finish(t + i, s[i]);
+          }
+          for (; t < count; ++t) {
+            const std::int8_t* xg = xq(t0 + t) + static_cast<std::size_t>(g) * gs;
+            typename V::I s;
+            q80_tokens<V, Dot, 1>(wg, &xg, corr + t * kQ80GroupChunk + (g - g0), gs, &s);
+            finish(t, s);
+          }
+        }
+      }
+    }
+  }
+  if (full < rows) {  // the row-major tail, as matmul_q80_lanes computes it
+    for (int t = 0; t < x.count; ++t)
+      reference::matmul_q80(out + static_cast<std::size_t>(t) * out_stride + full, xq(t), xs(t),
+                            wq + static_cast<std::size_t>(full) * n, w.scales + static_cast<std::size_t>(full) * groups,
+                            n, rows - full, gs);
+  }
+}
+
+// Rows per interleaved q80 block: V::kLanes in 4-byte lanes where the group size is a multiple
+// of 4, else row-major (the matmuls then compute every row as the reference does).
+template <class V>
+int q80_interleave_lanes(int group) {
+  return group % 4 == 0 ? V::kLanes : 1;
+}
+
+}  // namespace
+}  // namespace pocketlm
