@@ -50,7 +50,7 @@ constexpr int kTokenCounts[] = {1, 2, 3, 4, 5, 7, 9, 64, 65};
 TEST_P(BatchedMatmul, Q80EqualsOneTokenAtATime) {
   // {rows, cols, group}: the tiles of the generic path hold ~16 KiB of rows, so 600 x 288 and
   // 100 x 768 span several tiles; 37 and 13 rows end in a ragged tail; 2112 columns in groups of
-  // 32 are more than one chunk of 64 groups (x86_avx512.h).
+  // 32 are more than one chunk of 64 groups (kernels/x86_q80.h).
   const int shapes[][3] = {{1, 32, 32}, {8, 64, 32}, {13, 6, 2}, {37, 96, 32}, {100, 768, 32},
                            {600, 288, 32}, {41, 288, 96}, {33, 48, 16}, {64, 128, 64}, {48, 2112, 32},
                            {21, 36, 12}};

@@ -426,8 +426,8 @@ const Kernels& avx2_kernels() {
     k.attention = attention;
     k.attention_batch = attention_queries<kAttentionQueryTile>;
     k.matmul_batch[type_index(TensorType::kQ80)] = matmul_q80_batch_lanes<Vec256, MaddubsDot>;
-    k.matmul[type_index(TensorType::kQ8_0)] = matmul_ggml<MaddubsDot, false>;
-    k.matmul[type_index(TensorType::kQ4_0)] = matmul_ggml<MaddubsDot, true>;
+    k.matmul[type_index(TensorType::kQ8_0)] = matmul_ggml<Vec256, MaddubsDot, false>;
+    k.matmul[type_index(TensorType::kQ4_0)] = matmul_ggml<Vec256, MaddubsDot, true>;
     k.interleave[type_index(TensorType::kQ8_0)] = fixed_interleave<kLanes>;
     k.interleave[type_index(TensorType::kQ4_0)] = fixed_interleave<kLanes>;
     k.quantize_act[type_index(TensorType::kQ8_0)] = quantize_q8_0_act;

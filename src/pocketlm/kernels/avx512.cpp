@@ -50,8 +50,8 @@ Kernels avx512_table(const Kernels& base) {
   k.matmul[type_index(TensorType::kQ80)] = matmul_q80_lanes<Vec512, Avx512MaddubsDot>;
   k.matmul_batch[type_index(TensorType::kQ80)] = matmul_q80_batch_lanes<Vec512, Avx512MaddubsDot>;
   k.interleave[type_index(TensorType::kQ80)] = q80_interleave_lanes<Vec512>;
-  k.matmul[type_index(TensorType::kQ8_0)] = matmul_ggml_512<Avx512MaddubsDot, false>;
-  k.matmul[type_index(TensorType::kQ4_0)] = matmul_ggml_512<Avx512MaddubsDot, true>;
+  k.matmul[type_index(TensorType::kQ8_0)] = matmul_ggml<Vec512, Avx512MaddubsDot, false>;
+  k.matmul[type_index(TensorType::kQ4_0)] = matmul_ggml<Vec512, Avx512MaddubsDot, true>;
   k.interleave[type_index(TensorType::kQ8_0)] = fixed_interleave<kLanes16>;
   k.interleave[type_index(TensorType::kQ4_0)] = fixed_interleave<kLanes16>;
   return k;

@@ -40,8 +40,8 @@ const Kernels& avx512vnni_kernels() {
     Kernels k = avx512_table(avx2_kernels());
     k.matmul[type_index(TensorType::kQ80)] = matmul_q80_lanes<Vec512, Avx512VnniDot>;
     k.matmul_batch[type_index(TensorType::kQ80)] = matmul_q80_batch_lanes<Vec512, Avx512VnniDot>;
-    k.matmul[type_index(TensorType::kQ8_0)] = matmul_ggml_512<Avx512VnniDot, false>;
-    k.matmul[type_index(TensorType::kQ4_0)] = matmul_ggml_512<Avx512VnniDot, true>;
+    k.matmul[type_index(TensorType::kQ8_0)] = matmul_ggml<Vec512, Avx512VnniDot, false>;
+    k.matmul[type_index(TensorType::kQ4_0)] = matmul_ggml<Vec512, Avx512VnniDot, true>;
     return k;
   }();
   return kAvx512Vnni;

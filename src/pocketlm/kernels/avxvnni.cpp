@@ -31,8 +31,8 @@ const Kernels& avxvnni_kernels() {
     k.name = "avxvnni";
     k.matmul[type_index(TensorType::kQ80)] = matmul_q80_lanes<Vec256, Dot>;
     k.matmul_batch[type_index(TensorType::kQ80)] = matmul_q80_batch_lanes<Vec256, Dot>;
-    k.matmul[type_index(TensorType::kQ8_0)] = matmul_ggml<Dot, false>;
-    k.matmul[type_index(TensorType::kQ4_0)] = matmul_ggml<Dot, true>;
+    k.matmul[type_index(TensorType::kQ8_0)] = matmul_ggml<Vec256, Dot, false>;
+    k.matmul[type_index(TensorType::kQ4_0)] = matmul_ggml<Vec256, Dot, true>;
     return k;
   }();
   return kAvxVnni;

@@ -1,0 +1,138 @@
+// The Q8_0 and Q4_0 matmuls of the x86 backends (ggml blocks of 32 weights with an fp16 scale,
+// Q8_0 activations), written once over a vector width `V` (Vec256: 8 lanes, avx2 and avxvnni;
+// Vec512: 16 lanes, avx512) and a `Dot` policy of that width, like kernels/x86_q80.h.
+// The rows are interleaved by V::kLanes with 4 bytes of a row per 32-bit lane
+// (quant/block_interleave.h): per block, the V::kLanes fp16 scales side by side, then chunks of
+// 4 * V::kLanes bytes, chunk t holding bytes 4t..4t+3 of each row. A multiply-add against 4
+// activation bytes broadcast leaves each row's int32 block sum in its own lane: exact in any
+// order. Each lane then does the reference's acc = acc + (float)isum * (d_w * d_x), blocks in
+// order, so the results are the bits of reference::matmul_q8_0 / matmul_q4_0. Q4_0 multiplies
+// the unsigned nibbles (q + 8) and subtracts 8 * (the activation block's sum) in integers; a
+// biased Dot's Q8_0 adds (w + 128) * x and subtracts 128 * that sum.
+// Included by backend files only: internal linkage, one copy per including file.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "pocketlm/kernels/kernels.h"
+#include "pocketlm/kernels/reference.h"
+#include "pocketlm/kernels/x86_q80.h"
+#include "pocketlm/quant/fp16.h"
+#include "pocketlm/quant/q4_0.h"
+#include "pocketlm/quant/q8_0.h"
+
+namespace pocketlm {
+namespace {  // NOLINT(google-build-namespaces): one copy per backend file
+
+// Blocks handled per pass over the rows: their activation scales and sums are computed once.
+constexpr int kGgmlBlockChunk = 64;
+
+// The exact int32 block sums of N row groups (lane k = row k of each), from their interleaved
+// block chunks' values q[j] and the activation block's int8 values xq: the activation bytes
+// are broadcast once for all groups.
+template <class V, class Dot, bool kQ4, int N>
+inline void block_sums(const unsigned char* const* q, const std::int8_t* xq, typename V::I* s) {
+  constexpr int kChunk = 4 * V::kLanes;
+  typename V::I a[N];
+  for (int j = 0; j < N; ++j) a[j] = V::splat(0);
+  if constexpr (kQ4) {
+    // 4 chunks: lane k = 4 bytes of row k = weights 4t..4t+3 (low nibbles) and 16+4t..16+4t+3
+    // (high nibbles). Each lane's pair sums stay small: at most 8 products of a nibble (<= 15)
+    // and an activation (|x| <= 127), |sum| <= 30480 (Dot::add_small).
+    const typename V::I low4 = V::splat(0x0F0F0F0F);
+    for (int t = 0; t < 4; ++t) {
+      const typename V::I xl = V::splat(load_x4(xq + 4 * t));
+      const typename V::I xh = V::splat(load_x4(xq + 16 + 4 * t));
+      for (int j = 0; j < N; ++j) {
+        const typename V::I v = V::load(q[j] + kChunk * t);
+        a[j] = Dot::add_small(a[j], V::and_i(v, low4), xl);
+        a[j] = Dot::add_small(a[j], V::and_i(V::shift_right4(v), low4), xh);
+      }
+    }
+    for (int j = 0; j < N; ++j) s[j] = Dot::widen_small(a[j]);
+  } else {
+    // 8 chunks: lane k = 4 signed bytes of row k (int8_dot_add: exact for every int8 w).
+    for (int t = 0; t < 8; ++t) {
+      const typename V::I xv = V::splat(load_x4(xq + 4 * t));
+      for (int j = 0; j < N; ++j) a[j] = int8_dot_add<Dot>(a[j], V::load(q[j] + kChunk * t), xv);
+    }
+    for (int j = 0; j < N; ++j) s[j] = a[j];
+  }
+}
+
+// One pass of blocks [b0, b1) over the N row groups group[0..N) of an interleaved Q4_0 or Q8_0
+// matrix (rows of row_bytes): each lane's accumulator starts at 0 (b0 = 0) or from out[] (a float
+// round trip, exact), then adds (float)(isum - correction) * (d_w * d_x) block by block.
+template <class V, class Dot, bool kQ4, int N>
+inline void ggml_pass(float* out, const unsigned char* w, const unsigned char* xb, std::size_t row_bytes, int b0,
+                      int b1, const float* dx, const std::int32_t* corr, const int* group) {
+  constexpr std::size_t kL = V::kLanes;
+  constexpr std::size_t kBs = kQ4 ? kQ4_0BlockBytes : kQ8_0BlockBytes;
+  const unsigned char* base[N];
+  typename V::F acc[N];
+  for (int j = 0; j < N; ++j) {
+    base[j] = w + static_cast<std::size_t>(group[j]) * kL * row_bytes;
+    acc[j] = b0 == 0 ? V::zero_f() : V::loadf(out + group[j] * kL);
+  }
+  for (int b = b0; b < b1; ++b) {
+    const std::size_t at = static_cast<std::size_t>(b) * kL * kBs;
+    const unsigned char* q[N];
+    for (int j = 0; j < N; ++j) q[j] = base[j] + at + 2 * kL;
+    const auto* xq = reinterpret_cast<const std::int8_t*>(xb + static_cast<std::size_t>(b) * kQ8_0BlockBytes + 2);
+    typename V::I sums[N];
+    block_sums<V, Dot, kQ4, N>(q, xq, sums);
+    const typename V::I c = V::splat(corr[b - b0]);
+    const typename V::F dxv = V::splat_f(dx[b - b0]);
+    for (int j = 0; j < N; ++j) {
+      const typename V::F d = V::mul(V::load_fp16(base[j] + at), dxv);
+      acc[j] = V::add(acc[j], V::mul(V::to_float(V::sub_i(sums[j], c)), d));
+    }
+  }
+  for (int j = 0; j < N; ++j) V::storef(out + group[j] * kL, acc[j]);
+}
+
+// Rows [0, full) of an interleaved Q4_0 or Q8_0 matrix: the row groups cut into
+// V::kGgmlStreams runs of equal length far apart, one group of each run per pass (several weight
+// streams far apart keep more of the memory system busy than one: +7 % decode on synth15M Q4_0
+// for two on avx2), then the few groups left over one at a time; blocks in chunks of
+// kGgmlBlockChunk, a later chunk continuing each row's accumulator from out[].
+template <class V, class Dot, bool kQ4>
+void matmul_ggml_rows(float* out, const unsigned char* w, const unsigned char* xb, int n, int full) {
+  constexpr int kS = V::kGgmlStreams;
+  constexpr std::size_t kBs = kQ4 ? kQ4_0BlockBytes : kQ8_0BlockBytes;
+  const int nb = n / 32;
+  const std::size_t row_bytes = static_cast<std::size_t>(nb) * kBs;
+  float dx[kGgmlBlockChunk];
+  std::int32_t corr[kGgmlBlockChunk];
+  const int groups = full / V::kLanes, run = groups / kS;
+  for (int b0 = 0; b0 < nb; b0 += kGgmlBlockChunk) {
+    const int b1 = nb - b0 < kGgmlBlockChunk ? nb : b0 + kGgmlBlockChunk;
+    for (int b = b0; b < b1; ++b) {
+      const unsigned char* xblk = xb + static_cast<std::size_t>(b) * kQ8_0BlockBytes;
+      dx[b - b0] = fp16_to_fp32(load_fp16(xblk));
+      std::int32_t s = 0;
+      for (int i = 0; i < 32; ++i) s += static_cast<std::int8_t>(xblk[2 + i]);
+      corr[b - b0] = kQ4 ? 8 * s : (Dot::kBiased ? 128 * s : 0);
+    }
+    for (int g = 0; g < run; ++g) {
+      int group[kS];
+      for (int j = 0; j < kS; ++j) group[j] = g + j * run;
+      ggml_pass<V, Dot, kQ4, kS>(out, w, xb, row_bytes, b0, b1, dx, corr, group);
+    }
+    for (int g = kS * run; g < groups; ++g) ggml_pass<V, Dot, kQ4, 1>(out, w, xb, row_bytes, b0, b1, dx, corr, &g);
+  }
+}
+
+// The Matrix entry: interleaved rows here, the row-major tail (or a layout of another width)
+// as the reference computes it.
+template <class V, class Dot, bool kQ4>
+void matmul_ggml(float* out, const Matrix& w, const Activation& x, int rows) {
+  const int full = w.interleave == V::kLanes ? rows / V::kLanes * V::kLanes : 0;
+  const auto* xb = static_cast<const unsigned char*>(x.values);
+  if (full > 0) matmul_ggml_rows<V, Dot, kQ4>(out, static_cast<const unsigned char*>(w.values), xb, w.cols, full);
+  reference::matmul_ggml_tail<kQ4>(out, w, x, full, rows);
+}
+
+}  // namespace
+}  // namespace pocketlm
