@@ -22,7 +22,9 @@
 // - compact_at_least (top-p's filter): a compare, a permutation from a 256-entry table and one
 //   store per 8 values.
 // Compiled with -mavx2 -mf16c (fp16 scales and weights); selected when the CPU reports both
-// (kernels/registry.cpp). The int8 matmuls are in kernels/x86_int8.h, shared with avxvnni.
+// (kernels/registry.cpp). The matmuls are written once for this width and avx512's
+// (kernels/x86_float.h, x86_q80.h, x86_ggml.h, over Vec256 in kernels/x86_vec256.h); avxvnni
+// shares them with its own Dot.
 #include <immintrin.h>
 
 #include <climits>
@@ -32,7 +34,7 @@
 #include "pocketlm/kernels/batch.h"
 #include "pocketlm/kernels/reference.h"
 #include "pocketlm/kernels/x86_expf.h"
-#include "pocketlm/kernels/x86_int8.h"
+#include "pocketlm/kernels/x86_vec256.h"
 #include "pocketlm/quant/fp16.h"
 #include "pocketlm/quant/q4_0.h"
 #include "pocketlm/quant/q8_0.h"
@@ -63,74 +65,6 @@ inline void transpose8(__m256 r[8]) {
   r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
   r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
 }
-
-// 4 blocks of 8 rows at once: four independent add chains hide the add latency.
-void matmul_f32(float* out, const float* x, const float* w, int n, int d) {
-  const int full = d / kLanes * kLanes;
-  const std::size_t block = static_cast<std::size_t>(kLanes) * n;
-  int r = 0;
-  for (; r + 4 * kLanes <= full; r += 4 * kLanes) {
-    const float* w0 = w + static_cast<std::size_t>(r) * n;
-    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
-    for (int j = 0; j < n; ++j) {
-      const __m256 xv = _mm256_broadcast_ss(x + j);
-      const std::size_t o = static_cast<std::size_t>(j) * kLanes;
-      a0 = _mm256_add_ps(a0, _mm256_mul_ps(_mm256_loadu_ps(w0 + o), xv));
-      a1 = _mm256_add_ps(a1, _mm256_mul_ps(_mm256_loadu_ps(w0 + block + o), xv));
-      a2 = _mm256_add_ps(a2, _mm256_mul_ps(_mm256_loadu_ps(w0 + 2 * block + o), xv));
-      a3 = _mm256_add_ps(a3, _mm256_mul_ps(_mm256_loadu_ps(w0 + 3 * block + o), xv));
-    }
-    _mm256_storeu_ps(out + r, a0);
-    _mm256_storeu_ps(out + r + kLanes, a1);
-    _mm256_storeu_ps(out + r + 2 * kLanes, a2);
-    _mm256_storeu_ps(out + r + 3 * kLanes, a3);
-  }
-  for (; r < full; r += kLanes) {
-    const float* w0 = w + static_cast<std::size_t>(r) * n;
-    __m256 a = _mm256_setzero_ps();
-    for (int j = 0; j < n; ++j)
-      a = _mm256_add_ps(a, _mm256_mul_ps(_mm256_loadu_ps(w0 + static_cast<std::size_t>(j) * kLanes),
-                                         _mm256_broadcast_ss(x + j)));
-    _mm256_storeu_ps(out + r, a);
-  }
-  // The d % 8 tail rows are row-major: the reference loop computes them.
-  if (full < d) reference::matmul_f32(out + full, x, w + static_cast<std::size_t>(full) * n, n, d - full);
-}
-
-// F16 weights interleaved by 8 rows (quant/block_interleave.h: element j of row k at j*8 + k):
-// each lane converts its row's half exactly (F16C) and accumulates w*x in index order, a separate
-// multiply and add, as the reference does; 2 blocks of 8 rows at once.
-void matmul_f16(float* out, const Matrix& w, const Activation& x, int rows) {
-  const int n = w.cols;
-  const float* xv = x.f32();
-  const auto* h = static_cast<const std::uint16_t*>(w.values);
-  const int full = w.interleave == kLanes ? rows / kLanes * kLanes : 0;
-  const std::size_t block = static_cast<std::size_t>(kLanes) * n;
-  int r = 0;
-  for (; r + 2 * kLanes <= full; r += 2 * kLanes) {
-    const std::uint16_t* w0 = h + static_cast<std::size_t>(r) * n;
-    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
-    for (int j = 0; j < n; ++j) {
-      const __m256 xj = _mm256_broadcast_ss(xv + j);
-      const std::size_t o = static_cast<std::size_t>(j) * kLanes;
-      a0 = _mm256_add_ps(a0, _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w0 + o))), xj));
-      a1 = _mm256_add_ps(a1, _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w0 + block + o))), xj));
-    }
-    _mm256_storeu_ps(out + r, a0);
-    _mm256_storeu_ps(out + r + kLanes, a1);
-  }
-  for (; r < full; r += kLanes) {
-    const std::uint16_t* w0 = h + static_cast<std::size_t>(r) * n;
-    __m256 a = _mm256_setzero_ps();
-    for (int j = 0; j < n; ++j)
-      a = _mm256_add_ps(a, _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(
-                                             w0 + static_cast<std::size_t>(j) * kLanes))),
-                                         _mm256_broadcast_ss(xv + j)));
-    _mm256_storeu_ps(out + r, a);
-  }
-  if (full < rows) reference::matmul_f16(out + full, rows_from(w, full), x, rows - full);
-}
-
 
 // Stores 8 int32 lanes, each already in [-128, 127], as 8 int8 (the packs do not saturate then).
 inline void store_int8x8(std::int8_t* q, __m256i v) {
@@ -418,7 +352,7 @@ const Kernels& avx2_kernels() {
   static const Kernels kAvx2 = [] {
     Kernels k = reference_kernels();
     k.name = "avx2";
-    k.matmul[type_index(TensorType::kF32)] = matmul_f32_entry<matmul_f32>;
+    k.matmul[type_index(TensorType::kF32)] = matmul_f32_entry<matmul_f32_lanes<Vec256>>;
     k.matmul[type_index(TensorType::kQ80)] = matmul_q80_lanes<Vec256, MaddubsDot>;
     k.interleave[type_index(TensorType::kF32)] = fixed_interleave<kLanes>;
     k.interleave[type_index(TensorType::kQ80)] = q80_interleave_lanes<Vec256>;
@@ -431,7 +365,7 @@ const Kernels& avx2_kernels() {
     k.interleave[type_index(TensorType::kQ8_0)] = fixed_interleave<kLanes>;
     k.interleave[type_index(TensorType::kQ4_0)] = fixed_interleave<kLanes>;
     k.quantize_act[type_index(TensorType::kQ8_0)] = quantize_q8_0_act;
-    k.matmul[type_index(TensorType::kF16)] = matmul_f16;
+    k.matmul[type_index(TensorType::kF16)] = matmul_f16_lanes<Vec256>;
     k.interleave[type_index(TensorType::kF16)] = fixed_interleave<kLanes>;
     k.exp = x86::select_exp();
     k.exp_sum = x86::select_exp_sum();

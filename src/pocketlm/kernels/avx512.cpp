@@ -1,15 +1,15 @@
 // The AVX-512 backend (x86-64 with AVX-512F/BW), bit-identical to `reference`: avx2's table
 // with the fp32, F16, q80, Q8_0 and Q4_0 matmuls on 16 lanes of 64-byte vectors
-// (kernels/x86_avx512.h, each lane one output row in the reference's order). This file's int8
-// sums use vpmaddubsw/vpmaddwd; on a CPU with AVX512_VNNI, kernels/avx512vnni.cpp replaces them
-// with vpdpbusd. Attention, quantization, exp and sampling are avx2's (the vector widths there
-// do not bound decode).
+// (kernels/x86_float.h, x86_q80.h and x86_ggml.h over kernels/x86_vec512.h; each lane one
+// output row in the reference's order). This file's int8 sums use vpmaddubsw/vpmaddwd; on a CPU
+// with AVX512_VNNI, kernels/avx512vnni.cpp replaces them with vpdpbusd. Attention, quantization,
+// exp and sampling are avx2's (the vector widths there do not bound decode).
 // Compiled with -mavx512f -mavx512bw -mavx512vl -mf16c; selected when the CPU reports
 // AVX-512F and BW (kernels/registry.cpp).
 #include <immintrin.h>
 
 #include "pocketlm/kernels/kernels.h"
-#include "pocketlm/kernels/x86_avx512.h"
+#include "pocketlm/kernels/x86_vec512.h"
 
 namespace pocketlm {
 
@@ -43,9 +43,9 @@ struct Avx512MaddubsDot {
 Kernels avx512_table(const Kernels& base) {
   Kernels k = base;
   k.name = "avx512";
-  k.matmul[type_index(TensorType::kF32)] = matmul_f32_entry<matmul_f32_512>;
+  k.matmul[type_index(TensorType::kF32)] = matmul_f32_entry<matmul_f32_lanes<Vec512>>;
   k.interleave[type_index(TensorType::kF32)] = fixed_interleave<kLanes16>;
-  k.matmul[type_index(TensorType::kF16)] = matmul_f16_512;
+  k.matmul[type_index(TensorType::kF16)] = matmul_f16_lanes<Vec512>;
   k.interleave[type_index(TensorType::kF16)] = fixed_interleave<kLanes16>;
   k.matmul[type_index(TensorType::kQ80)] = matmul_q80_lanes<Vec512, Avx512MaddubsDot>;
   k.matmul_batch[type_index(TensorType::kQ80)] = matmul_q80_batch_lanes<Vec512, Avx512MaddubsDot>;

@@ -7,7 +7,7 @@
 #include <immintrin.h>
 
 #include "pocketlm/kernels/kernels.h"
-#include "pocketlm/kernels/x86_avx512.h"
+#include "pocketlm/kernels/x86_vec512.h"
 
 namespace pocketlm {
 

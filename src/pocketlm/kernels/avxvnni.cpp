@@ -2,14 +2,14 @@
 // single token and batched prefill) on vpdpbusd, which multiplies unsigned by signed bytes and
 // adds each group of 4 products straight into an int32 lane: one instruction where AVX2 needs
 // three (vpmaddubsw, vpmaddwd, vpaddd). It does not saturate, and the group sums are exact
-// integers in any order, so the results are the bits of `reference` (kernels/x86_int8.h).
+// integers in any order, so the results are the bits of `reference` (kernels/x86_vec256.h).
 // Everything else (fp32, f16, attention, quantization) is avx2's. Compiled with -mavx2 -mf16c
 // -mavxvnni; selected when the CPU reports AVX-VNNI too (kernels/registry.cpp): Intel Alder
 // Lake and Sapphire Rapids onwards, AMD Zen 5.
 #include <immintrin.h>
 
 #include "pocketlm/kernels/kernels.h"
-#include "pocketlm/kernels/x86_int8.h"
+#include "pocketlm/kernels/x86_vec256.h"
 
 namespace pocketlm {
 

@@ -1,6 +1,6 @@
 // The q80 matmuls of the x86 backends (llama2.c's int8: int8 values, one fp32 scale per group
 // of gs in a stream of its own), single token and batched, written once over a vector width `V`
-// (Vec256 in kernels/x86_int8.h: 8 lanes, avx2 and avxvnni; Vec512 in kernels/x86_avx512.h: 16
+// (Vec256 in kernels/x86_vec256.h: 8 lanes, avx2 and avxvnni; Vec512 in kernels/x86_vec512.h: 16
 // lanes) and a `Dot` policy of that width.
 // The rows are interleaved by V::kLanes in 4-byte lanes (quant/q80_interleave.h): chunk t of a
 // block's group holds bytes 4t..4t+3 of each of its rows, so a multiply-add against 4

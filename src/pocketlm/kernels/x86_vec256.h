@@ -1,5 +1,5 @@
-// The int8 matmuls of the 256-bit x86 backends: the vector width (Vec256, 8 lanes) for the
-// q80, Q8_0 and Q4_0 kernels of kernels/x86_q80.h and x86_ggml.h, and the `Dot` policies, the
+// The 256-bit x86 vector width (avx2, avxvnni): Vec256, the 8-lane vector the matmuls of
+// kernels/x86_float.h, x86_q80.h and x86_ggml.h are written over, and the `Dot` policies, the
 // instruction that multiplies unsigned by signed bytes and adds each group of 4 products into
 // an int32 lane:
 // - MaddubsDot (AVX2): vpmaddubsw to int16 pairs, vpmaddwd to int32, vpaddd.
@@ -13,13 +13,14 @@
 
 #include <cstdint>
 
+#include "pocketlm/kernels/x86_float.h"
 #include "pocketlm/kernels/x86_ggml.h"
 #include "pocketlm/kernels/x86_q80.h"
 
 namespace pocketlm {
 namespace {  // NOLINT(google-build-namespaces): see above, one copy per backend file
 
-// 256-bit vectors for kernels/x86_q80.h and x86_ggml.h: 8 lanes, one output row each.
+// 256-bit vectors: 8 lanes, one output row each.
 struct Vec256 {
   using I = __m256i;
   using F = __m256;

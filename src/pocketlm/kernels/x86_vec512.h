@@ -1,0 +1,57 @@
+// The 512-bit x86 vector width (avx512, AVX-512F/BW): Vec512, the 16-lane vector the matmuls of
+// kernels/x86_float.h, x86_q80.h and x86_ggml.h are written over. Its `Dot` policies live with
+// the backend files, each compiled for its own instruction set (so that no VNNI instruction can
+// reach a CPU without it): Avx512MaddubsDot (vpmaddubsw, vpmaddwd, vpaddd) in
+// kernels/avx512.cpp, Avx512VnniDot (vpdpbusd) in kernels/avx512vnni.cpp.
+// Everything here has internal linkage: one copy per including backend file.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include "pocketlm/kernels/x86_float.h"
+#include "pocketlm/kernels/x86_ggml.h"
+#include "pocketlm/kernels/x86_q80.h"
+
+// GCC 12's AVX-512 conversion intrinsics pass _mm512_undefined_ps(), which -Wmaybe-uninitialized
+// reports at every use (as in x86_expf.cpp): not a defect of this code.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
+namespace pocketlm {
+namespace {  // NOLINT(google-build-namespaces): one copy per backend file
+
+constexpr int kLanes16 = 16;
+// Weight streams a matmul reads at once, each a run of consecutive 16-row blocks far from the
+// others': one core keeps more cache-line fills in flight with several sequential streams than
+// with one (the hardware prefetcher follows each), which is what decode from DRAM needs.
+constexpr int kStreams512 = 4;
+
+// 512-bit vectors: 16 lanes, one output row each.
+struct Vec512 {
+  using I = __m512i;
+  using F = __m512;
+  static constexpr int kLanes = kLanes16;
+  static constexpr int kStreams = kStreams512;
+  static constexpr int kGgmlStreams = kStreams512;
+  static I splat(std::int32_t v) { return _mm512_set1_epi32(v); }
+  static I load(const void* p) { return _mm512_loadu_si512(p); }
+  static I and_i(I a, I b) { return _mm512_and_si512(a, b); }
+  static I sub_i(I a, I b) { return _mm512_sub_epi32(a, b); }
+  static I shift_right4(I v) { return _mm512_srli_epi16(v, 4); }
+  static F load_fp16(const void* p) { return _mm512_cvtph_ps(_mm256_loadu_si256(static_cast<const __m256i*>(p))); }
+  static F to_float(I v) { return _mm512_cvtepi32_ps(v); }
+  static F zero_f() { return _mm512_setzero_ps(); }
+  static F splat_f(float v) { return _mm512_set1_ps(v); }
+  static F loadf(const float* p) { return _mm512_loadu_ps(p); }
+  static void storef(float* p, F v) { _mm512_storeu_ps(p, v); }
+  static F add(F a, F b) { return _mm512_add_ps(a, b); }
+  static F mul(F a, F b) { return _mm512_mul_ps(a, b); }
+};
+
+}  // namespace
+}  // namespace pocketlm
+
+#pragma GCC diagnostic pop
