@@ -168,9 +168,12 @@ POCKETLM_TARGET_FMA float exp_sum_fma(float* x, int n, float max) {
 // has the same correctly rounded fused multiply-add, conversions and integer steps.)
 #define POCKETLM_TARGET_AVX512 __attribute__((target("avx512f")))
 // GCC 12's AVX-512 intrinsics pass _mm512_undefined_*() (a self-initialized variable) as the
-// unused merge operand, which -Wmaybe-uninitialized reports once inlined here.
+// unused merge operand, which -Wmaybe-uninitialized reports once inlined here (Clang has no
+// such warning, nor the group).
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 namespace {
 
@@ -275,7 +278,9 @@ POCKETLM_TARGET_AVX512 float exp_sum_avx512(float* x, int n, float max) {
   }
   return sum;
 }
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 
 namespace {
 

@@ -14,11 +14,14 @@
 #include "pocketlm/kernels/x86_ggml.h"
 #include "pocketlm/kernels/x86_q80.h"
 
-// GCC 12's AVX-512 conversion intrinsics pass _mm512_undefined_ps(), which -Wmaybe-uninitialized
-// reports at every use (as in x86_expf.cpp): not a defect of this code.
+// GCC 12's AVX-512 conversion intrinsics (inlined in Vec512's members) pass
+// _mm512_undefined_ps(), which -Wmaybe-uninitialized reports at every use (as in x86_expf.cpp):
+// not a defect of this code. Clang has no such warning (nor the group).
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
 
 namespace pocketlm {
 namespace {  // NOLINT(google-build-namespaces): one copy per backend file
@@ -54,4 +57,6 @@ struct Vec512 {
 }  // namespace
 }  // namespace pocketlm
 
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
