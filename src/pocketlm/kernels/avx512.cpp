@@ -20,14 +20,14 @@ namespace {
 // acc + the int32 sums of 4 adjacent products u[i] * s[i]: vpmaddubsw to int16 pairs (callers
 // keep them below 2^15), vpmaddwd to int32.
 struct Avx512MaddubsDot {
-  // vpmaddubsw's int16 pairs would saturate on (w + 128) * x: no biased form here.
+  // int8_add is w * x itself: vpmaddubsw's int16 pairs would saturate on (w + 128) * x.
   static constexpr bool kBiased = false;
   static inline __m512i add(__m512i acc, __m512i u, __m512i s) {
     return _mm512_add_epi32(acc, _mm512_madd_epi16(_mm512_maddubs_epi16(u, s), _mm512_set1_epi16(1)));
   }
   // w * x for signed bytes as |w| * (x negated where w < 0): exact for every int8 w while
   // |x| <= 127 (AVX-512 has no vpsignb; a byte mask does it).
-  static inline __m512i signed_add(__m512i acc, __m512i w, __m512i x) {
+  static inline __m512i int8_add(__m512i acc, __m512i w, __m512i x) {
     const __mmask64 negative = _mm512_movepi8_mask(w);
     return add(acc, _mm512_abs_epi8(w), _mm512_mask_sub_epi8(x, negative, _mm512_setzero_si512(), x));
   }

@@ -21,13 +21,8 @@ struct Avx512VnniDot {
   // acc + the sums of 4 products (w + 128) * x: w's bytes with the top bit flipped are w + 128,
   // unsigned, and vpdpbusd never saturates. The caller removes 128 * (the activations' sum).
   static constexpr bool kBiased = true;
-  static inline __m512i biased_add(__m512i acc, __m512i w, __m512i x) {
+  static inline __m512i int8_add(__m512i acc, __m512i w, __m512i x) {
     return add(acc, _mm512_xor_si512(w, _mm512_set1_epi8(static_cast<char>(0x80))), x);
-  }
-  // |w| * (x negated where w < 0): exact for every int8 w while |x| <= 127.
-  static inline __m512i signed_add(__m512i acc, __m512i w, __m512i x) {
-    const __mmask64 negative = _mm512_movepi8_mask(w);
-    return add(acc, _mm512_abs_epi8(w), _mm512_mask_sub_epi8(x, negative, _mm512_setzero_si512(), x));
   }
   static inline __m512i add_small(__m512i acc, __m512i u, __m512i s) { return add(acc, u, s); }
   static inline __m512i widen_small(__m512i acc) { return acc; }

@@ -17,7 +17,6 @@
 
 #include "pocketlm/kernels/kernels.h"
 #include "pocketlm/kernels/reference.h"
-#include "pocketlm/kernels/x86_q80.h"
 #include "pocketlm/quant/fp16.h"
 #include "pocketlm/quant/q4_0.h"
 #include "pocketlm/quant/q8_0.h"
@@ -42,8 +41,8 @@ inline void block_sums(const unsigned char* const* q, const std::int8_t* xq, typ
     // and an activation (|x| <= 127), |sum| <= 30480 (Dot::add_small).
     const typename V::I low4 = V::splat(0x0F0F0F0F);
     for (int t = 0; t < 4; ++t) {
-      const typename V::I xl = V::splat(load_x4(xq + 4 * t));
-      const typename V::I xh = V::splat(load_x4(xq + 16 + 4 * t));
+      const typename V::I xl = V::splat4(xq + 4 * t);
+      const typename V::I xh = V::splat4(xq + 16 + 4 * t);
       for (int j = 0; j < N; ++j) {
         const typename V::I v = V::load(q[j] + kChunk * t);
         a[j] = Dot::add_small(a[j], V::and_i(v, low4), xl);
@@ -52,10 +51,10 @@ inline void block_sums(const unsigned char* const* q, const std::int8_t* xq, typ
     }
     for (int j = 0; j < N; ++j) s[j] = Dot::widen_small(a[j]);
   } else {
-    // 8 chunks: lane k = 4 signed bytes of row k (int8_dot_add: exact for every int8 w).
+    // 8 chunks: lane k = 4 signed bytes of row k (Dot::int8_add: exact for every int8 w).
     for (int t = 0; t < 8; ++t) {
-      const typename V::I xv = V::splat(load_x4(xq + 4 * t));
-      for (int j = 0; j < N; ++j) a[j] = int8_dot_add<Dot>(a[j], V::load(q[j] + kChunk * t), xv);
+      const typename V::I xv = V::splat4(xq + 4 * t);
+      for (int j = 0; j < N; ++j) a[j] = Dot::int8_add(a[j], V::load(q[j] + kChunk * t), xv);
     }
     for (int j = 0; j < N; ++j) s[j] = a[j];
   }

@@ -10,13 +10,18 @@
 // sum); either way the int32 sums are exact. Then the reference's
 // acc = acc + ((float)isum * w_scale) * x_scale, groups in order, so every lane gives the bits of
 // reference::matmul_q80.
+// A `Dot` (kernels/x86_vec256.h, avx512.cpp, avx512vnni.cpp) provides, on V::I:
+//   int8_add(acc, w, x)   acc + the int32 sum of each lane's 4 products w[i] * x[i] (signed
+//                         bytes, |x| <= 127); with kBiased true, of (w[i] + 128) * x[i], so the
+//                         caller subtracts 128 * (the sum of x)
+//   add_small(acc, u, s), widen_small(acc)   unsigned-by-signed byte sums known to fit int16
+//                         (Q4_0's nibbles, kernels/x86_ggml.h), widened to int32 once at the end
 // Included by backend files only, each compiled for its own instruction set: everything here
 // has internal linkage, one copy per including file.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 
 #include "pocketlm/kernels/batch.h"
 #include "pocketlm/kernels/kernels.h"
@@ -24,22 +29,6 @@
 
 namespace pocketlm {
 namespace {  // NOLINT(google-build-namespaces): one copy per backend file
-
-inline std::int32_t load_x4(const void* p) {
-  std::int32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
-
-// acc + the int32 sums of 4 adjacent products w[i] * x[i] (w and x signed bytes, |x| <= 127),
-// in the Dot's biased form where it has one.
-template <class Dot, class I>
-inline I int8_dot_add(I acc, I w, I x) {
-  if constexpr (Dot::kBiased)
-    return Dot::biased_add(acc, w, x);
-  else
-    return Dot::signed_add(acc, w, x);
-}
 
 // Groups per chunk: their activation corrections are computed once per chunk.
 constexpr int kQ80GroupChunk = 64;
@@ -63,8 +52,8 @@ inline void q80_group_sums(const std::int8_t* const* q, const std::int8_t* xg, i
   constexpr int kChunk = 4 * V::kLanes;  // bytes per 4-byte lane chunk of a block
   for (int j = 0; j < N; ++j) s[j] = V::splat(-corr);
   for (int t = 0; t < gs / 4; ++t) {
-    const typename V::I xv = V::splat(load_x4(xg + 4 * t));
-    for (int j = 0; j < N; ++j) s[j] = int8_dot_add<Dot>(s[j], V::load(q[j] + kChunk * t), xv);
+    const typename V::I xv = V::splat4(xg + 4 * t);
+    for (int j = 0; j < N; ++j) s[j] = Dot::int8_add(s[j], V::load(q[j] + kChunk * t), xv);
   }
 }
 
@@ -138,7 +127,7 @@ inline void q80_tokens(const std::int8_t* wg, const std::int8_t* const* xg, cons
   for (int t = 0; t < T; ++t) s[t] = V::splat(-corr[t * kQ80GroupChunk]);
   for (int c = 0; c < gs / 4; ++c) {
     const typename V::I v = V::load(wg + kChunk * c);
-    for (int t = 0; t < T; ++t) s[t] = int8_dot_add<Dot>(s[t], v, V::splat(load_x4(xg[t] + 4 * c)));
+    for (int t = 0; t < T; ++t) s[t] = Dot::int8_add(s[t], v, V::splat4(xg[t] + 4 * c));
   }
 }
 

@@ -12,6 +12,7 @@
 #include <immintrin.h>
 
 #include <cstdint>
+#include <cstring>
 
 #include "pocketlm/kernels/x86_float.h"
 #include "pocketlm/kernels/x86_ggml.h"
@@ -29,6 +30,12 @@ struct Vec256 {
   static constexpr int kGgmlStreams = 2;  // Q8_0/Q4_0: four measured 3 % slower (registers)
   static I splat(std::int32_t v) { return _mm256_set1_epi32(v); }
   static I load(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+  // The 4 bytes at p in every 32-bit lane.
+  static I splat4(const std::int8_t* p) {
+    std::int32_t v;
+    std::memcpy(&v, p, 4);
+    return _mm256_set1_epi32(v);
+  }
   static I and_i(I a, I b) { return _mm256_and_si256(a, b); }
   static I sub_i(I a, I b) { return _mm256_sub_epi32(a, b); }
   static I shift_right4(I v) { return _mm256_srli_epi16(v, 4); }
@@ -46,14 +53,14 @@ struct Vec256 {
 // int16 pair sums, so callers keep them below 2^15: |w| * (x * sign(w)) with |x| <= 127 gives
 // at most 2 * 128 * 127; nibbles (<= 15) times |x| <= 127 much less.
 struct MaddubsDot {
-  // vpmaddubsw's int16 pairs would saturate on (w + 128) * x: no biased form here.
+  // int8_add is w * x itself: vpmaddubsw's int16 pairs would saturate on (w + 128) * x.
   static constexpr bool kBiased = false;
   static inline __m256i add(__m256i acc, __m256i u, __m256i s) {
     return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1)));
   }
   // acc + the int32 sums of 4 adjacent products w[i] * x[i] of two signed byte vectors: the
   // sign of w moves onto x (exact for every int8 w, |-128| = 128 fits an unsigned byte).
-  static inline __m256i signed_add(__m256i acc, __m256i w, __m256i x) {
+  static inline __m256i int8_add(__m256i acc, __m256i w, __m256i x) {
     return add(acc, _mm256_abs_epi8(w), _mm256_sign_epi8(x, w));
   }
   // For sums known to stay within int16 (Q4_0's nibbles): the pairs accumulate as int16, then
@@ -74,12 +81,8 @@ struct VnniDot {
   // acc + the sums of 4 products (w + 128) * x: w's bytes with the top bit flipped are w + 128,
   // unsigned, and vpdpbusd never saturates. The caller removes 128 * (the activations' sum).
   static constexpr bool kBiased = true;
-  static inline __m256i biased_add(__m256i acc, __m256i w, __m256i x) {
+  static inline __m256i int8_add(__m256i acc, __m256i w, __m256i x) {
     return add(acc, _mm256_xor_si256(w, _mm256_set1_epi8(static_cast<char>(0x80))), x);
-  }
-  // |w| * (x * sign(w)): exact for every int8 w while |x| <= 127 (the activations' range).
-  static inline __m256i signed_add(__m256i acc, __m256i w, __m256i x) {
-    return add(acc, _mm256_abs_epi8(w), _mm256_sign_epi8(x, w));
   }
   // Small sums (MaddubsDot's int16 shortcut): here already int32.
   static inline __m256i add_small(__m256i acc, __m256i u, __m256i s) { return add(acc, u, s); }

@@ -9,6 +9,7 @@
 #include <immintrin.h>
 
 #include <cstdint>
+#include <cstring>
 
 #include "pocketlm/kernels/x86_float.h"
 #include "pocketlm/kernels/x86_ggml.h"
@@ -41,6 +42,12 @@ struct Vec512 {
   static constexpr int kGgmlStreams = kStreams512;
   static I splat(std::int32_t v) { return _mm512_set1_epi32(v); }
   static I load(const void* p) { return _mm512_loadu_si512(p); }
+  // The 4 bytes at p in every 32-bit lane.
+  static I splat4(const std::int8_t* p) {
+    std::int32_t v;
+    std::memcpy(&v, p, 4);
+    return _mm512_set1_epi32(v);
+  }
   static I and_i(I a, I b) { return _mm512_and_si512(a, b); }
   static I sub_i(I a, I b) { return _mm512_sub_epi32(a, b); }
   static I shift_right4(I v) { return _mm512_srli_epi16(v, 4); }
