@@ -1,30 +1,16 @@
 // The AVX2 backend (x86-64), bit-identical to `reference`:
-// - fp32 matmul: weights interleaved by 8 rows (quant/row_interleave.h); each of the 8
-//   lanes is one output row and accumulates w*x in index order with a separate multiply and
-//   add (no FMA: a fused multiply-add rounds once and would change the result).
-// - q8_0 matmul (kernels/x86_q80.h): weights interleaved by 8 rows in 4-byte lanes at load
-//   (quant/q80_interleave.h), so each lane is one output row; its int32 group sums are exact in
-//   any order, computed with byte and 16-bit multiply-adds, then runq.c's
-//   acc += ((float)isum * w_scale) * x_scale, groups in order.
+// - matmuls (fp32, F16, q80, Q8_0, Q4_0; q80 batched for prefill): the kernels written once for
+//   this width and avx512's (kernels/x86_float.h, x86_q80.h, x86_ggml.h over Vec256,
+//   kernels/x86_vec256.h), each lane one output row, their int8 sums through MaddubsDot (below);
+//   avxvnni shares them with its own Dot.
 // - attention: scores 8 positions at a time, values 8 dimensions at a time (see below); its
 //   softmax through the exp_sum slot.
-// - batched q8_0 matmul (prefill, kernels/batch.h): per 8-row block, 4 tokens share each weight
-//   load; each token's lanes do exactly the single-token arithmetic.
-// - Q4_0 and Q8_0 (ggml blocks, Q8_0 activations): weights interleaved by 8 rows with 4 bytes of
-//   a row per 32-bit lane (quant/block_interleave.h), so that byte multiply-adds against 4
-//   activation bytes broadcast to every lane leave each row's int32 block sum in its own lane:
-//   the sums are exact in any order, and each lane then does the reference's
-//   acc = acc + (float)isum * (d_w * d_x), blocks in order. Q4_0 multiplies the unsigned
-//   nibbles (q + 8) and subtracts 8 * (the block's activation sum) afterwards, in integers.
-// - f16 matmul: weights interleaved by 8 rows, converted exactly with F16C, then as fp32.
 // - exp, exp_sum: glibc's __expf_fma 8 floats at a time (16 with AVX-512F) when it gives this
 //   libm's bits, the softmax's sum in vector steps where order cannot change it (x86_expf.h).
 // - compact_at_least (top-p's filter): a compare, a permutation from a 256-entry table and one
 //   store per 8 values.
 // Compiled with -mavx2 -mf16c (fp16 scales and weights); selected when the CPU reports both
-// (kernels/registry.cpp). The matmuls are written once for this width and avx512's
-// (kernels/x86_float.h, x86_q80.h, x86_ggml.h, over Vec256 in kernels/x86_vec256.h); avxvnni
-// shares them with its own Dot.
+// (kernels/registry.cpp).
 #include <immintrin.h>
 
 #include <climits>
@@ -44,7 +30,7 @@ namespace pocketlm {
 
 namespace {
 
-constexpr int kLanes = 8;
+constexpr int kLanes = Vec256::kLanes;
 
 // Transposes an 8x8 tile of floats held as 8 rows (attention's key tiles).
 inline void transpose8(__m256 r[8]) {
@@ -65,6 +51,28 @@ inline void transpose8(__m256 r[8]) {
   r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
   r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
 }
+
+// AVX2: acc + the int32 sums of 4 adjacent products u[i] * s[i]. vpmaddubsw saturates its
+// int16 pair sums, so callers keep them below 2^15: |w| * (x * sign(w)) with |x| <= 127 gives
+// at most 2 * 128 * 127; nibbles (<= 15) times |x| <= 127 much less.
+struct MaddubsDot {
+  // int8_add is w * x itself: vpmaddubsw's int16 pairs would saturate on (w + 128) * x.
+  static constexpr bool kBiased = false;
+  static inline __m256i add(__m256i acc, __m256i u, __m256i s) {
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1)));
+  }
+  // acc + the int32 sums of 4 adjacent products w[i] * x[i] of two signed byte vectors: the
+  // sign of w moves onto x (exact for every int8 w, |-128| = 128 fits an unsigned byte).
+  static inline __m256i int8_add(__m256i acc, __m256i w, __m256i x) {
+    return add(acc, _mm256_abs_epi8(w), _mm256_sign_epi8(x, w));
+  }
+  // For sums known to stay within int16 (Q4_0's nibbles): the pairs accumulate as int16, then
+  // widen_small turns the accumulator into int32 lane sums once, at the end.
+  static inline __m256i add_small(__m256i acc, __m256i u, __m256i s) {
+    return _mm256_add_epi16(acc, _mm256_maddubs_epi16(u, s));
+  }
+  static inline __m256i widen_small(__m256i acc) { return _mm256_madd_epi16(acc, _mm256_set1_epi16(1)); }
+};
 
 // Stores 8 int32 lanes, each already in [-128, 127], as 8 int8 (the packs do not saturate then).
 inline void store_int8x8(std::int8_t* q, __m256i v) {

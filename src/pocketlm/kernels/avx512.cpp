@@ -44,16 +44,16 @@ Kernels avx512_table(const Kernels& base) {
   Kernels k = base;
   k.name = "avx512";
   k.matmul[type_index(TensorType::kF32)] = matmul_f32_entry<matmul_f32_lanes<Vec512>>;
-  k.interleave[type_index(TensorType::kF32)] = fixed_interleave<kLanes16>;
+  k.interleave[type_index(TensorType::kF32)] = fixed_interleave<Vec512::kLanes>;
   k.matmul[type_index(TensorType::kF16)] = matmul_f16_lanes<Vec512>;
-  k.interleave[type_index(TensorType::kF16)] = fixed_interleave<kLanes16>;
+  k.interleave[type_index(TensorType::kF16)] = fixed_interleave<Vec512::kLanes>;
   k.matmul[type_index(TensorType::kQ80)] = matmul_q80_lanes<Vec512, Avx512MaddubsDot>;
   k.matmul_batch[type_index(TensorType::kQ80)] = matmul_q80_batch_lanes<Vec512, Avx512MaddubsDot>;
   k.interleave[type_index(TensorType::kQ80)] = q80_interleave_lanes<Vec512>;
   k.matmul[type_index(TensorType::kQ8_0)] = matmul_ggml<Vec512, Avx512MaddubsDot, false>;
   k.matmul[type_index(TensorType::kQ4_0)] = matmul_ggml<Vec512, Avx512MaddubsDot, true>;
-  k.interleave[type_index(TensorType::kQ8_0)] = fixed_interleave<kLanes16>;
-  k.interleave[type_index(TensorType::kQ4_0)] = fixed_interleave<kLanes16>;
+  k.interleave[type_index(TensorType::kQ8_0)] = fixed_interleave<Vec512::kLanes>;
+  k.interleave[type_index(TensorType::kQ4_0)] = fixed_interleave<Vec512::kLanes>;
   return k;
 }
 

@@ -10,7 +10,7 @@
 // sum); either way the int32 sums are exact. Then the reference's
 // acc = acc + ((float)isum * w_scale) * x_scale, groups in order, so every lane gives the bits of
 // reference::matmul_q80.
-// A `Dot` (kernels/x86_vec256.h, avx512.cpp, avx512vnni.cpp) provides, on V::I:
+// A `Dot` (kernels/avx2.cpp, avxvnni.cpp, avx512.cpp, avx512vnni.cpp) provides, on V::I:
 //   int8_add(acc, w, x)   acc + the int32 sum of each lane's 4 products w[i] * x[i] (signed
 //                         bytes, |x| <= 127); with kBiased true, of (w[i] + 128) * x[i], so the
 //                         caller subtracts 128 * (the sum of x)

@@ -27,19 +27,16 @@
 namespace pocketlm {
 namespace {  // NOLINT(google-build-namespaces): one copy per backend file
 
-constexpr int kLanes16 = 16;
-// Weight streams a matmul reads at once, each a run of consecutive 16-row blocks far from the
-// others': one core keeps more cache-line fills in flight with several sequential streams than
-// with one (the hardware prefetcher follows each), which is what decode from DRAM needs.
-constexpr int kStreams512 = 4;
-
 // 512-bit vectors: 16 lanes, one output row each.
 struct Vec512 {
   using I = __m512i;
   using F = __m512;
-  static constexpr int kLanes = kLanes16;
-  static constexpr int kStreams = kStreams512;
-  static constexpr int kGgmlStreams = kStreams512;
+  static constexpr int kLanes = 16;
+  // Runs of blocks read at once by the q80 and the Q8_0/Q4_0 kernels: one core keeps more
+  // cache-line fills in flight with several sequential streams than with one (the hardware
+  // prefetcher follows each), which is what decode from DRAM needs.
+  static constexpr int kStreams = 4;
+  static constexpr int kGgmlStreams = 4;
   static I splat(std::int32_t v) { return _mm512_set1_epi32(v); }
   static I load(const void* p) { return _mm512_loadu_si512(p); }
   // The 4 bytes at p in every 32-bit lane.
