@@ -110,9 +110,10 @@ void matmul_ggml_rows(float* out, const unsigned char* w, const unsigned char* x
     for (int b = b0; b < b1; ++b) {
       const unsigned char* xblk = xb + static_cast<std::size_t>(b) * kQ8_0BlockBytes;
       dx[b - b0] = fp16_to_fp32(load_fp16(xblk));
-      std::int32_t s = 0;
-      for (int i = 0; i < 32; ++i) s += static_cast<std::int8_t>(xblk[2 + i]);
-      corr[b - b0] = kQ4 ? 8 * s : (Dot::kBiased ? 128 * s : 0);
+      std::int32_t s = 0;  // the activation block's sum, where a correction needs it
+      if constexpr (kQ4 || Dot::kBiased)
+        for (int i = 0; i < 32; ++i) s += static_cast<std::int8_t>(xblk[2 + i]);
+      corr[b - b0] = (kQ4 ? 8 : 128) * s;
     }
     for (int g = 0; g < run; ++g) {
       int group[kS];
