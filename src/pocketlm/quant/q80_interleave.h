@@ -1,38 +1,38 @@
-// Row-interleaved q8_0 matrices. A SIMD q8_0 matmul computes several rows at once; reading
-// them from one sequential stream (instead of one short stream per row) lets the hardware
-// prefetcher keep up, and puts the rows' scales of a group side by side (one load, no
-// gather). With interleave il, each full block of il rows is stored group by group, and within
-// a group in 4-byte lanes, 4 bytes of each row in turn:
-//   value (r, j) at b*il*n + (j / gs)*il*gs + (j % gs / 4)*il*4 + (r % il)*4 + j % 4
+// Row-interleaved q8_0 matrices. A SIMD q8_0 matmul computes il rows at once, one vector lane
+// per row; it wants, in each 32-bit lane, 4 value bytes of its own row, so that a multiply-add
+// against 4 activation bytes broadcast leaves each row's partial sum in its own lane (no
+// horizontal sums, which made an earlier kernel on whole-group rows compute-bound at DRAM's rate,
+// bench/README.md), and the il rows' scales of a group side by side (one load, no gather).
+// With interleave il, each full block of il rows is stored as quant/row_interleave.h stores
+// fp32 rows, the values in 4-byte elements and the scales as they are:
+//   value (r, j) at b*il*n + (j / 4)*il*4 + (r % il)*4 + j % 4
 //   scale (r, g) at b*il*groups + g*il + r % il                          (groups = n / gs)
 // (b = r / il), so block b starts where row b*il starts in row-major order; the last d % il
-// rows follow row-major. il == 1 is the file's row-major layout; il > 1 needs gs % 4 == 0.
-// One vector load then holds 4 bytes of each of il rows (il = 8 for 256-bit vectors, 16 for
-// 512-bit ones, kernels/x86_q80.h), and a multiply-add against 4 activation bytes broadcast
-// leaves each row's partial sum in its own 32-bit lane: no horizontal sums, which made an
-// earlier kernel on whole-group rows compute-bound at DRAM's rate (bench/README.md).
+// rows follow row-major. il == 1 is the file's row-major layout; il > 1 needs gs % 4 == 0 (a
+// lane never straddles two groups). il is 8 for 256-bit vectors, 16 for 512-bit ones
+// (kernels/x86_q80.h).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+
+#include "pocketlm/quant/row_interleave.h"
 
 namespace pocketlm {
 
 // Offset of value (k, j) (row k < il of the block, column j < n) from the block's start.
-constexpr std::size_t q80_interleaved_offset(std::size_t k, std::size_t j, std::size_t gs, std::size_t il) {
-  return (j / gs) * il * gs + (j % gs / 4) * il * 4 + k * 4 + j % 4;
+constexpr std::size_t q80_interleaved_offset(std::size_t k, std::size_t j, std::size_t il) {
+  return (j / 4) * il * 4 + k * 4 + j % 4;
 }
 
 // Rearranges il row-major rows (values src_q[il * n], scales src_s[il * n / gs]) into one
 // interleaved block.
 inline void interleave_q80_block(std::int8_t* dst_q, float* dst_s, const std::int8_t* src_q, const float* src_s,
                                  std::size_t n, std::size_t gs, std::size_t il) {
-  const std::size_t groups = n / gs;
-  for (std::size_t k = 0; k < il; ++k) {
-    for (std::size_t j = 0; j < n; j += 4)
-      for (std::size_t i = 0; i < 4; ++i) dst_q[q80_interleaved_offset(k, j, gs, il) + i] = src_q[k * n + j + i];
-    for (std::size_t g = 0; g < groups; ++g) dst_s[g * il + k] = src_s[k * groups + g];
-  }
+  for (std::size_t k = 0; k < il; ++k)
+    for (std::size_t j = 0; j < n; j += 4) std::memcpy(dst_q + q80_interleaved_offset(k, j, il), src_q + k * n + j, 4);
+  interleave_block(dst_s, src_s, n / gs, il);
 }
 
 // Dequantizes row r of a [d, n] q8_0 matrix stored with interleave il into out[n]:
@@ -47,7 +47,7 @@ inline void dequantize_interleaved_q80_row(const std::int8_t* q, const float* s,
   const std::int8_t* block = q + (r / il) * il * n;
   const float* block_scales = s + (r / il) * il * groups;
   for (std::size_t j = 0; j < n; ++j)
-    out[j] = static_cast<float>(block[q80_interleaved_offset(r % il, j, gs, il)]) * block_scales[(j / gs) * il + r % il];
+    out[j] = static_cast<float>(block[q80_interleaved_offset(r % il, j, il)]) * block_scales[(j / gs) * il + r % il];
 }
 
 }  // namespace pocketlm
