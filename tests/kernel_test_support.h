@@ -9,34 +9,20 @@
 #include "pocketlm/kernels/kernels.h"
 #include "pocketlm/quant/q80_interleave.h"
 
-namespace pocketlm {
-#if defined(__x86_64__)
-const Kernels& avx512_kernels();  // kernels/avx512.cpp: "avx512" on a CPU without AVX512_VNNI
-#endif
-}  // namespace pocketlm
-
 namespace pocketlm::test {
 
-// Every backend compiled in that this CPU can run. On a CPU with AVX512_VNNI, "avx512" is the
-// vpdpbusd table; the vpmaddubsw one that CPUs without VNNI get is added too, so that both
-// are tested wherever the CPU can run them.
+// Every table this build and CPU run (kernels/registry.cpp's kernel_variants(): the backends,
+// and avx512's vpmaddubsw table where the CPU's "avx512" is the vpdpbusd one).
 inline std::vector<const Kernels*> available_backends() {
   std::vector<const Kernels*> out;
-  for (const char* const* name = kernel_names(); *name; ++name)
-    if (const Kernels* k = find_kernels(*name)) out.push_back(k);
-#if defined(__x86_64__)
-  const Kernels* avx512 = find_kernels("avx512");
-  if (avx512 && avx512 != &avx512_kernels()) out.push_back(&avx512_kernels());
-#endif
+  for (const KernelVariant* v = kernel_variants(); v->name; ++v) out.push_back(v->kernels);
   return out;
 }
 
-// A test name for backend k, unique among available_backends(): its name, and
-// "avx512_maddubs" for the vpmaddubsw table where the VNNI one is "avx512".
+// A test name for backend k, unique among available_backends(): its variant's name.
 inline std::string backend_test_name(const Kernels* k) {
-#if defined(__x86_64__)
-  if (k == &avx512_kernels() && find_kernels("avx512") != k) return "avx512_maddubs";
-#endif
+  for (const KernelVariant* v = kernel_variants(); v->name; ++v)
+    if (v->kernels == k) return v->name;
   return k->name;
 }
 

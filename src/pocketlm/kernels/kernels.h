@@ -157,6 +157,17 @@ const Kernels& default_kernels();
 // Names of every backend compiled into this build, for help texts (null-terminated).
 const char* const* kernel_names();
 
+// One table a test can run: a backend, or a second table of one (avx512's vpmaddubsw matmuls on
+// a CPU whose "avx512" is the vpdpbusd one), under a name unique among kernel_variants().
+struct KernelVariant {
+  const char* name;
+  const Kernels* kernels;
+};
+// Every table this build has that this CPU can run, terminated by {nullptr, nullptr}. A
+// backend's table is built from its own instructions (a static of its TU), so nothing outside
+// that TU and this registry may name it: they reach it here, and only where the CPU has it.
+const KernelVariant* kernel_variants();
+
 // Adapters from a backend's raw loops to the table's signatures.
 template <void (*F)(float* out, const float* x, const float* w, int n, int d)>
 void matmul_f32_entry(float* out, const Matrix& w, const Activation& x, int rows) {

@@ -122,6 +122,24 @@ const Kernels* find_kernels(const char* name) {
   return nullptr;
 }
 
+const KernelVariant* kernel_variants() {
+  // Filled once (thread-safe static): each entry only after its CPU check, so a table built
+  // with instructions this CPU lacks is never constructed.
+  static const auto kVariants = [] {
+    struct Table {
+      KernelVariant v[16] = {};
+    } t;
+    int n = 0;
+    for (const char* const* name = kernel_names(); *name; ++name)
+      if (const Kernels* k = find_kernels(*name)) t.v[n++] = {*name, k};
+#if defined(POCKETLM_HAVE_AVX2)
+    if (cpu_has_avx512() && &avx512_for_cpu() != &avx512_kernels()) t.v[n++] = {"avx512_maddubs", &avx512_kernels()};
+#endif
+    return t;
+  }();
+  return kVariants.v;
+}
+
 const Kernels& default_kernels() {
 #if defined(POCKETLM_HAVE_AVX2)
   if (cpu_has_avx512()) return avx512_for_cpu();
