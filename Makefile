@@ -10,6 +10,7 @@
 #   make synth-models   models/synth15M.bin and synth15M_q80.bin (docs/memory-and-tiers.md, docs/performance.md)
 #   make test-aarch64   cross-build for 64-bit ARM (NEON backend) and run the suite under qemu
 #   make test-mips      cross-build for 32-bit little-endian MIPS and run the suite under qemu
+#   make test-cpus      the host build under qemu-x86_64 as an AVX2-only and an SSE-only CPU
 # The cross, sanitizer, valgrind and fuzz targets name the Debian packages they need below
 # (and in docs/testing.md, "Other test targets").
 BUILD ?= build
@@ -86,32 +87,53 @@ train-smoke:
 	$(PYTHON) -m train.run smoke
 	$(PYTHON) -m train.run smoke-kd
 
-# Cross build with Debian's g++-aarch64-linux-gnu; ctest runs every test (and the tests run
+# The cross builds run the tests whose code differs per instruction set and word size: the
+# ctest labels kernel, golden, model and unit (tests/CMakeLists.txt). The cli tests spawn the
+# same C++ once per flag and run natively; CROSS_LABELS= (empty) runs every test.
+CROSS_LABELS ?= kernel|golden|model|unit
+CROSS_CTEST = ctest --output-on-failure -j$(JOBS) $(if $(CROSS_LABELS),-L '$(CROSS_LABELS)')
+CROSS_CMAKE = $(if $(CROSS_LABELS),"-DPOCKETLM_TEST_LABELS=$(subst |,;,$(CROSS_LABELS))") $(CMAKE_FLAGS)
+
+# Cross build with Debian's g++-aarch64-linux-gnu; ctest runs the tests (and the tests run
 # the pocketlm binary) through qemu-aarch64-static (cmake/aarch64-linux-gnu.cmake). The models
 # come as for make test (the host build's pocketlm, if there, makes the q80 one). Needs the
 # packages g++-aarch64-linux-gnu qemu-user-static googletest.
 AARCH64_BUILD ?= build-aarch64
 test-aarch64:
-	cmake -S . -B $(AARCH64_BUILD) -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake
+	cmake -S . -B $(AARCH64_BUILD) -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake $(CROSS_CMAKE)
 	cmake --build $(AARCH64_BUILD) -j$(JOBS)
 	POCKETLM_BINARY=$(BUILD)/pocketlm scripts/get-models --tests
-	ctest --test-dir $(AARCH64_BUILD) --output-on-failure -j$(JOBS); status=$$?; scripts/test-skips $(AARCH64_BUILD); exit $$status
+	$(CROSS_CTEST) --test-dir $(AARCH64_BUILD); status=$$?; scripts/test-skips $(AARCH64_BUILD); exit $$status
+
+# x86-64 CPUs this machine may not be (scripts/test-cpu): the host build under qemu-x86_64
+# -cpu Haswell (AVX2 and FMA, no AVX-512; the features TCG cannot emulate turned off, or it
+# warns on stderr) and -cpu Nehalem (no AVX): every test executable's listing (what the build's
+# test discovery runs), then the kernel and model tests and stories260K's golden runs (TCG is
+# 10-100x slower than the host on vector code: the synth shapes are left to the native run).
+# Needs the package qemu-user.
+QEMU_HASWELL = Haswell,-pcid,-x2apic,-tsc-deadline,-hle,-rtm,-invpcid
+CPU_TEST_EXCLUDE ?= synth
+.PHONY: test-cpus
+test-cpus: build
+	POCKETLM_BINARY=$(BUILD)/pocketlm scripts/get-models --tests
+	scripts/test-cpu $(QEMU_HASWELL) $(BUILD) --exclude '$(CPU_TEST_EXCLUDE)'
+	scripts/test-cpu Nehalem $(BUILD) --exclude '$(CPU_TEST_EXCLUDE)'
 
 # Cross build for 32-bit little-endian MIPS (the PSP's family) with Debian's g++-mipsel-linux-gnu;
-# no SIMD backend there, so reference and tiled4 run. ctest runs the whole suite through
-# qemu-mipsel-static (cmake/mipsel-linux-gnu.cmake): about 6 minutes on 2 busy cores. For a
-# quicker pass, MIPS_TESTS is a ctest -R regex; the stories260K golden cases, the kernel
-# equivalence tests, the header/tokenizer error tests and the 32-bit size checks:
+# no SIMD backend there, so reference and tiled4 run. ctest runs the CROSS_LABELS tests through
+# qemu-mipsel-static (cmake/mipsel-linux-gnu.cmake). For a quicker pass, MIPS_TESTS is a ctest
+# -R regex; the stories260K golden cases, the kernel equivalence tests, the header/tokenizer
+# error tests and the 32-bit size checks:
 #   make test-mips MIPS_TESTS='s260K|KernelEquivalence|BadHeader|ValidHeader|BadTokenizer|Addressable'
 # Needs the packages g++-mipsel-linux-gnu qemu-user-static googletest.
 MIPS_BUILD ?= build-mips
 MIPS_TESTS ?=
 .PHONY: test-mips
 test-mips:
-	cmake -S . -B $(MIPS_BUILD) -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=cmake/mipsel-linux-gnu.cmake
+	cmake -S . -B $(MIPS_BUILD) -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=cmake/mipsel-linux-gnu.cmake $(CROSS_CMAKE)
 	cmake --build $(MIPS_BUILD) -j$(JOBS)
 	POCKETLM_BINARY=$(BUILD)/pocketlm scripts/get-models --tests
-	ctest --test-dir $(MIPS_BUILD) --output-on-failure -j$(JOBS) $(if $(MIPS_TESTS),-R '$(MIPS_TESTS)'); status=$$?; scripts/test-skips $(MIPS_BUILD); exit $$status
+	$(CROSS_CTEST) --test-dir $(MIPS_BUILD) $(if $(MIPS_TESTS),-R '$(MIPS_TESTS)'); status=$$?; scripts/test-skips $(MIPS_BUILD); exit $$status
 
 # AddressSanitizer + UndefinedBehaviorSanitizer (and LeakSanitizer): the whole suite, whose
 # tests also spawn the sanitized pocketlm binary. ASan cannot link statically, so the CLI is

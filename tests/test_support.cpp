@@ -115,12 +115,25 @@ std::string model_path(const std::string& name) {
 
 std::string pocketlm_binary() { return POCKETLM_BINARY; }
 
-std::string emulator_prefix() {
+namespace {
+
+// The command the target's programs run under: POCKETLM_TEST_EMULATOR when set (the host
+// build run as another CPU, `qemu-x86_64 -cpu Haswell`: scripts/test-cpu), else the cross
+// build's emulator (qemu-user), else none.
+std::string emulator_command() {
+  if (const char* e = std::getenv("POCKETLM_TEST_EMULATOR"); e && *e) return e;
 #ifdef POCKETLM_EMULATOR
-  return std::string(POCKETLM_EMULATOR) + " ";
+  return POCKETLM_EMULATOR;
 #else
   return "";
 #endif
+}
+
+}  // namespace
+
+std::string emulator_prefix() {
+  const std::string e = emulator_command();
+  return e.empty() ? e : e + " ";
 }
 
 namespace {
@@ -199,16 +212,14 @@ CommandResult run_pocketlm_with_input(const std::vector<std::string>& args, cons
   posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   std::vector<std::string> argv_storage;
-#ifdef POCKETLM_EMULATOR
-  // Cross builds: run the target binary through the emulator (space-separated command).
-  const std::string emulator = POCKETLM_EMULATOR;
+  // Cross builds and emulated CPUs: run the binary through the emulator (space-separated).
+  const std::string emulator = emulator_command();
   for (std::size_t i = 0; i < emulator.size();) {
     std::size_t e = emulator.find(' ', i);
     if (e == std::string::npos) e = emulator.size();
     if (e > i) argv_storage.push_back(emulator.substr(i, e - i));
     i = e + 1;
   }
-#endif
   argv_storage.push_back(pocketlm_binary());
   argv_storage.insert(argv_storage.end(), args.begin(), args.end());
   std::vector<char*> argv;

@@ -44,7 +44,8 @@ std::string pinned_sha256(const std::string& name);
 std::string model_path(const std::string& name);
 // The built pocketlm executable.
 std::string pocketlm_binary();
-// The emulator command followed by a space in cross builds (qemu-user), else "": for tests
+// The emulator command followed by a space in cross builds (qemu-user) or when
+// POCKETLM_TEST_EMULATOR names one (scripts/test-cpu), else "": for tests
 // that start the binary through a shell rather than run_pocketlm().
 std::string emulator_prefix();
 
