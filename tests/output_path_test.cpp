@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -110,6 +112,76 @@ TEST(OutputPath, EveryWriterRefusesANodeThatIsNotARegularFile) {
   std::vector<std::string> names = directory_entries(dir);
   std::sort(names.begin(), names.end());
   EXPECT_EQ(names, (std::vector<std::string>{"fifo", "osk.bin", "sub"}));
+}
+
+// A symlink to a file is written through: the target gets the output, the link stays a link
+// (convert's model and run's token log alike); an existing target keeps its mode.
+TEST(OutputPath, ASymlinkIsWrittenThroughAndKept) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
+  const std::string dir = temp_dir(), real = dir + "/real.bin", link = dir + "/latest.bin";
+  write_file(real, {'o', 'l', 'd'});
+  ASSERT_EQ(::chmod(real.c_str(), 0600), 0);
+  ASSERT_EQ(::symlink("real.bin", link.c_str()), 0);
+  const CommandResult r = run_pocketlm({"convert", model(), "--to", "q80", "-o", link});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  struct stat st;
+  ASSERT_EQ(::lstat(link.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  ASSERT_EQ(::stat(real.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+  EXPECT_GT(st.st_size, 1000);
+  const std::string log = dir + "/log.txt", log_link = dir + "/log-link.txt";
+  write_file(log, {'x'});
+  ASSERT_EQ(::symlink(log.c_str(), log_link.c_str()), 0);
+  const CommandResult run = run_pocketlm({"run", model(), "-z", tok512(), "-n", "4", "-t", "0", "--token-log", log_link});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(read_text(log).rfind("prompt: 1\n", 0), 0u) << read_text(log);
+  ASSERT_EQ(::lstat(log_link.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  std::vector<std::string> names = directory_entries(dir);
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"latest.bin", "log-link.txt", "log.txt", "real.bin"}));
+}
+
+// A link to a process's open file (/dev/stdout -> /proc/self/fd/1: the rename would replace
+// the shell's redirect target, or, as root, the system's /dev/stdout) and a dangling link are
+// refused in one line and left as they were; `--token-log -` is stdout.
+TEST(OutputPath, LinksToOpenFilesAndDanglingLinksAreRefused) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
+  const std::string dir = temp_dir(), fd_link = dir + "/fd1", dangling = dir + "/dangling";
+  ASSERT_EQ(::symlink("/proc/self/fd/1", fd_link.c_str()), 0);
+  ASSERT_EQ(::symlink("missing.txt", dangling.c_str()), 0);
+  for (const std::string& target : {fd_link, std::string("/dev/stdout")})
+    expect_refused({"run", model(), "-z", tok512(), "-n", "4", "--token-log", target},
+                   {"--token-log " + target + ": is a symlink to /proc/self/fd/1", "- for stdout"});
+  expect_refused({"run", model(), "-z", tok512(), "-n", "4", "--token-log", dangling},
+                 {"--token-log " + dangling + ": is a symlink to a missing file"});
+  expect_refused({"convert", model(), "--to", "q80", "-o", dangling}, {"-o " + dangling + ": is a symlink to a missing"});
+  struct stat st;
+  for (const std::string& link : {fd_link, dangling, std::string("/dev/stdout")}) {
+    ASSERT_EQ(::lstat(link.c_str(), &st), 0) << link;
+    EXPECT_TRUE(S_ISLNK(st.st_mode)) << link;
+  }
+  EXPECT_FALSE(file_exists(dir + "/missing.txt"));
+  const CommandResult r = run_pocketlm({"run", model(), "-z", tok512(), "-n", "4", "-t", "0", "--token-log", "-"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\nprompt: 1\n"), std::string::npos) << r.out;
+}
+
+// A new output honours the umask (mkstemp alone would make it 0600).
+TEST(OutputPath, ANewOutputHonoursTheUmask) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin");
+  const std::string dir = temp_dir();
+  for (const auto& [mask, want] : {std::pair{022u, 0644u}, std::pair{077u, 0600u}, std::pair{002u, 0664u}}) {
+    const std::string out = dir + "/m" + std::to_string(mask) + ".bin";
+    const std::string cmd = "umask " + std::to_string(mask / 64) + std::to_string(mask / 8 % 8) +
+                            std::to_string(mask % 8) + "; exec " + emulator_prefix() + "'" + pocketlm_binary() +
+                            "' convert '" + model() + "' --to q80 -o '" + out + "' >/dev/null 2>&1";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    struct stat st;
+    ASSERT_EQ(::stat(out.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, want) << "umask " << mask;
+  }
 }
 
 #if POCKETLM_HAVE_PNG

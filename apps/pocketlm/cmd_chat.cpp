@@ -9,6 +9,7 @@
 #include "chat_driver.h"
 #include "chat_setup.h"
 #include "cli_common.h"
+#include "std_streams.h"
 #include "commands.h"
 
 namespace pocketlm::cli {
@@ -33,7 +34,7 @@ namespace {
 
 void write_stdout(const char* text, std::size_t len) {
   std::fwrite(text, 1, len, stdout);
-  std::fflush(stdout);
+  flush_stdout();
 }
 
 // One line of stdin without its newline (and a CR before it); false at the end of input.
@@ -67,14 +68,14 @@ int run_chat(const ChatOptions& o) {
   if (o.system_from_stdin && !o.has_system_prompt) {
     // run.c asks for the system prompt first when -y is not given.
     std::printf("Enter system prompt (optional): ");
-    std::fflush(stdout);
+    flush_stdout();
     read_line(&system);
     if (!tty) std::printf("%s\n", system.c_str());
   }
   ChatDriver driver(session, setup.chat_template, system, setup.max_reply);
   driver.on_text = write_stdout;
   driver.on_notice = [](const std::string& notice) {
-    std::fflush(stdout);
+    flush_stdout();
     std::fprintf(stderr, "pocketlm: %s\n", notice.c_str());
   };
   bool first = true;
@@ -82,7 +83,7 @@ int run_chat(const ChatOptions& o) {
   for (;;) {
     std::string line;
     std::printf("User: ");
-    std::fflush(stdout);
+    flush_stdout();
     if (first && o.has_prompt) {
       line = o.prompt;
       std::printf("%s\n", line.c_str());
@@ -96,12 +97,12 @@ int run_chat(const ChatOptions& o) {
     first = false;
     if (line.empty()) continue;
     std::printf("Assistant: ");
-    std::fflush(stdout);
+    flush_stdout();
     ChatTurnResult result;
     st = driver.turn(line, &result);
     if (!st.ok()) return fail(st);
     std::printf("\n");
-    std::fflush(stdout);
+    flush_stdout();
     if (result.refused) continue;
     ++turn;
     const ChatTurnStats& s = result.stats;

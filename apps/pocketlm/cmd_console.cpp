@@ -10,6 +10,7 @@
 #include "chat_driver.h"
 #include "chat_setup.h"
 #include "cli_common.h"
+#include "std_streams.h"
 #include "commands.h"
 #include "output_file.h"
 #include "png_file.h"
@@ -115,7 +116,7 @@ int run_console(const ConsoleOptions& o) {
     console.write(notice.data(), notice.size());
     console.put('\n');
     console.set_color(kGeneratedColor);
-    std::fflush(stdout);
+    flush_stdout();
     std::fprintf(stderr, "pocketlm: %s\n", notice.c_str());
   };
 
@@ -142,7 +143,7 @@ int run_console(const ConsoleOptions& o) {
     st = driver.turn(message, &result);
     if (!st.ok()) return fail(st);
     std::printf("\n");
-    std::fflush(stdout);
+    flush_stdout();
     st = write_png(fb, frame_path(o.png, turn), "--png");
     if (!st.ok()) return fail(st);
   }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli_common.h"
+#include "std_streams.h"
 #include "commands.h"
 #include "output_file.h"
 #include "runc_flags.h"
@@ -31,7 +32,7 @@ void add_run_command(CLI::App& app, RunOptions& o) {
   cmd->add_option("-m", o.mode, "mode (default generate; chat: run.c's chat loop, one message per line of stdin, see pocketlm chat)")->type_name("generate|chat");
   cmd->add_option("-y", o.system_prompt, "system prompt (chat mode only)")->type_name("TEXT");
   cmd->add_option("--token-log", o.token_log,
-                  "write 'prompt: <ids>' and then each next-token id on its own line to this file")
+                  "write 'prompt: <ids>' and then each next-token id on its own line to this file (-: stdout, after the text)")
       ->type_name("FILE");
   cmd->add_option("--samples", o.samples,
                   "generate N independent samples of the prompt, sample k with seed -s + k, each until BOS or -n "
@@ -56,8 +57,7 @@ bool on_token(std::int32_t prev, std::int32_t next, void* ctx) {
   if (next == c->tokenizer->bos_id()) return false;
   const Piece p = c->tokenizer->decode(prev, next);
   c->text->write_piece(p.data, p.size);
-  std::fflush(stdout);
-  return true;
+  return flush_stdout();  // stdout failed (a full disk): generating more would be lost too
 }
 
 struct Sampling {
@@ -140,7 +140,7 @@ int run_run(const RunOptions& o) {
   st = files.open(o.model, o.tokenizer);
   // The log is renamed over its target: never the model or the tokenizer (also tokenizer.bin,
   // run.c's default when -z is not given).
-  if (st.ok() && !o.token_log.empty())
+  if (st.ok() && !o.token_log.empty() && !is_stdout_path(o.token_log))
     st = check_output(o.token_log, "--token-log",
                       {{"model", o.model}, {"-z", files.tokenizer ? files.tokenizer_label : ""}});
   if (!st.ok()) return fail(st);
@@ -162,7 +162,7 @@ int run_run(const RunOptions& o) {
 
   OutputFile log_file;
   if (!o.token_log.empty()) {
-    st = log_file.open(o.token_log, "--token-log");
+    st = log_file.open(o.token_log, "--token-log", /*text_to_stdout=*/true);
     if (!st.ok()) return fail(st);
   }
   if (!files.tokenizer_warning.empty()) warn(files.tokenizer_warning);
@@ -186,7 +186,7 @@ int run_run(const RunOptions& o) {
   }
   out.flush();
   std::printf("\n");
-  std::fflush(stdout);
+  flush_stdout();
   // A normal temperature can still overflow logits / T (2e-38 with logits of ~10): those tokens
   // were the T -> 0 limit, greedy. (A subnormal -t was announced before generating.)
   const int limit = session.sampler().greedy_limit_samples();

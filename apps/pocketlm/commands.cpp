@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,16 @@ int check_command_word(CLI::App& app, std::vector<std::string>* args) {
   return fail("'" + word + "' is not a pocketlm command (commands: " + names + "; see pocketlm help)");
 }
 
+// CLI11's help and version texts, written through stdio as every other output (std::cout's
+// failed flush would leave stdout's error flag without its errno: std_streams.h).
+int print_exit(CLI::App& app, const CLI::Error& e) {
+  std::ostringstream out, err;
+  const int code = app.exit(e, out, err);
+  std::fputs(out.str().c_str(), stdout);
+  std::fputs(err.str().c_str(), stderr);
+  return code;
+}
+
 }  // namespace
 
 int run_cli(int argc, char** argv) {
@@ -106,11 +117,11 @@ int run_cli(int argc, char** argv) {
     std::vector<std::string> words(args.rbegin(), args.rend() - 1);
     app.parse(words);
   } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
+    return print_exit(app, e);
   } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
+    return print_exit(app, e);
   } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
+    return print_exit(app, e);
   } catch (const CLI::ExtrasError& e) {
     // CLI11 lists the unexpected words in reverse order ("1M --heap"): name them in the order
     // given, with the command that did not expect them.

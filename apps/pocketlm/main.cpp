@@ -6,6 +6,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "output_file.h"
+#include "std_streams.h"
 
 int main(int argc, char** argv) {
   // A write past the file-size limit (a full quota, `ulimit -f`) must fail as an error that
@@ -16,11 +17,12 @@ int main(int argc, char** argv) {
   // The commands report errors as Status; an exception that still escapes one (memory for a
   // buffer an input sized, a library's throw) is a one-line error too, not std::terminate's
   // abort. Unwinding runs the destructors, so an OutputFile's temporary is removed.
+  // Every exit goes through finish_streams: text that did not reach stdout is an error.
   try {
-    return pocketlm::cli::run_cli(argc, argv);
+    return pocketlm::cli::finish_streams(pocketlm::cli::run_cli(argc, argv));
   } catch (const std::bad_alloc&) {
-    return pocketlm::cli::fail("out of memory");
+    return pocketlm::cli::finish_streams(pocketlm::cli::fail("out of memory"));
   } catch (const std::exception& e) {
-    return pocketlm::cli::fail(std::string("unexpected failure: ") + e.what());
+    return pocketlm::cli::finish_streams(pocketlm::cli::fail(std::string("unexpected failure: ") + e.what()));
   }
 }

@@ -10,7 +10,10 @@
 #include <atomic>
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
+
+#include "std_streams.h"
 
 namespace pocketlm::cli {
 
@@ -80,11 +83,61 @@ const char* kind_of(mode_t mode) {
   return "not a regular file";
 }
 
+bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+// The mode a new output gets: what open(2) with 0666 would give under the process's umask
+// (mkstemp makes 0600). umask can only be read by setting it; the CLI is one thread here.
+mode_t new_file_mode() {
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  return 0666 & ~mask;
+}
+
 }  // namespace
 
+Status resolve_output(const std::string& path, const char* flag, std::string* target) {
+  *target = path;
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return Status();
+  // Each hop of the chain: one into /proc or /dev/fd (/dev/stdout -> /proc/self/fd/1 -> the
+  // shell's redirect) names a file this process has open, whose node a rename would replace.
+  std::string hop = path;
+  for (int depth = 0; depth < 40; ++depth) {
+    char text[kMaxPath];
+    const ssize_t n = ::readlink(hop.c_str(), text, sizeof text - 1);
+    if (n < 0) break;  // not a link: the chain ends here
+    text[n] = '\0';
+    std::string next = text;
+    const std::size_t slash = hop.rfind('/');
+    if (next[0] != '/' && slash != std::string::npos) next = hop.substr(0, slash + 1) + next;
+    if (starts_with(next, "/proc/") || starts_with(next, "/dev/fd/") || starts_with(next, "/dev/std"))
+      return Status::error(StatusCode::kInvalidArgument,
+                           "%s %s: is a symlink to %s, an open file of a process, which pocketlm cannot write "
+                           "through (give a file, or - for stdout where the flag takes text)",
+                           flag, path.c_str(), next.c_str());
+    hop = next;
+  }
+  char* real = ::realpath(path.c_str(), nullptr);
+  if (!real) {
+    const int err = errno;
+    if (err == ENOENT)
+      return Status::error(StatusCode::kInvalidArgument,
+                           "%s %s: is a symlink to a missing file; pocketlm writes through a link only to an "
+                           "existing file (give the target's path)",
+                           flag, path.c_str());
+    return Status::error(StatusCode::kInvalidArgument, "%s %s: cannot resolve the symlink: %s", flag, path.c_str(),
+                         std::strerror(err));
+  }
+  *target = real;
+  std::free(real);
+  return Status();
+}
+
 Status check_output(const std::string& path, const char* flag, const std::vector<InputPath>& inputs) {
+  std::string target;
+  POCKETLM_TRY(resolve_output(path, flag, &target));
   struct stat out;
-  if (::stat(path.c_str(), &out) != 0) return Status();  // nothing there to replace
+  if (::stat(target.c_str(), &out) != 0) return Status();  // nothing there to replace
   if (!S_ISREG(out.st_mode))
     return Status::error(StatusCode::kInvalidArgument,
                          "%s %s: exists and is not a regular file (%s); pocketlm replaces only regular files", flag,
@@ -118,10 +171,9 @@ void remove_temporaries_on_signal() {
 OutputFile::~OutputFile() { discard(); }
 
 void OutputFile::discard() {
-  if (file_) {
-    std::fclose(file_);
-    file_ = nullptr;
-  }
+  if (file_ && !stdout_) std::fclose(file_);
+  file_ = nullptr;
+  stdout_ = false;
   if (!temp_path_.empty()) {
     std::remove(temp_path_.c_str());
     temp_path_.clear();
@@ -130,12 +182,19 @@ void OutputFile::discard() {
   slot_ = -1;
 }
 
-Status OutputFile::open(const std::string& path, const char* flag) {
+Status OutputFile::open(const std::string& path, const char* flag, bool text_to_stdout) {
   discard();
-  POCKETLM_TRY(check_output(path, flag));
   path_ = path;
   flag_ = flag;
-  std::string templ = path + ".tmp-XXXXXX";  // .gitignore matches this pattern
+  if (text_to_stdout && is_stdout_path(path)) {
+    file_ = stdout;
+    stdout_ = true;
+    return Status();
+  }
+  POCKETLM_TRY(check_output(path, flag));
+  POCKETLM_TRY(resolve_output(path, flag, &target_));
+  // The temporary lives beside what it replaces: a rename cannot cross file systems.
+  std::string templ = target_ + ".tmp-XXXXXX";  // .gitignore matches this pattern
   int fd = -1;
   {
     SignalBlock block;
@@ -144,7 +203,16 @@ Status OutputFile::open(const std::string& path, const char* flag) {
       return Status::error(StatusCode::kIoError, "%s: cannot create %s: %s", flag, path.c_str(), std::strerror(errno));
     slot_ = claim_slot(templ);
   }
-  ::fchmod(fd, 0644);
+  // An existing output keeps its mode (and, for root, its owner); a new one honours the umask.
+  struct stat existing;
+  if (::stat(target_.c_str(), &existing) == 0) {
+    ::fchmod(fd, existing.st_mode & 07777);
+    if (::geteuid() == 0 && ::fchown(fd, existing.st_uid, existing.st_gid) != 0) {
+      // Keeping root's ownership instead is harmless: the mode still applies.
+    }
+  } else {
+    ::fchmod(fd, new_file_mode());
+  }
   temp_path_ = templ;
   file_ = ::fdopen(fd, "wb");
   if (!file_) {
@@ -156,6 +224,11 @@ Status OutputFile::open(const std::string& path, const char* flag) {
 }
 
 Status OutputFile::write(const void* data, std::size_t bytes) {
+  // stdout's failures are the command's exit status (std_streams.h), reported once.
+  if (stdout_) {
+    std::fwrite(data, 1, bytes, file_);
+    return Status();
+  }
   if (bytes && std::fwrite(data, 1, bytes, file_) != bytes) {
     const int err = errno;
     discard();
@@ -165,6 +238,11 @@ Status OutputFile::write(const void* data, std::size_t bytes) {
 }
 
 Status OutputFile::commit() {
+  if (stdout_) {
+    flush_stdout();
+    discard();
+    return Status();
+  }
   const bool flushed = std::fflush(file_) == 0 && ::fsync(::fileno(file_)) == 0;
   const int err = errno;
   const bool closed = std::fclose(file_) == 0;
@@ -173,7 +251,7 @@ Status OutputFile::commit() {
     discard();
     return Status::error(StatusCode::kIoError, "%s: writing %s failed: %s", flag_, path_.c_str(), std::strerror(err));
   }
-  if (std::rename(temp_path_.c_str(), path_.c_str()) != 0) {
+  if (std::rename(temp_path_.c_str(), target_.c_str()) != 0) {
     const int rerr = errno;
     discard();
     return Status::error(StatusCode::kIoError, "%s: cannot rename the output into %s: %s", flag_, path_.c_str(),

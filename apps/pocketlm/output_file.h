@@ -25,7 +25,17 @@ struct InputPath {
   std::string path;
 };
 
-// Whether `path` may become the output of `flag`. Outputs are renamed over their target, so:
+// "-": stdout, for the flags that take a path of output text (--token-log).
+inline bool is_stdout_path(const std::string& path) { return path == "-"; }
+
+// Where an output named `path` is written: `path` itself, or the file an existing symlink
+// resolves to (the link is kept and its target written through). A link into /proc or /dev
+// (/dev/stdout, /proc/self/fd/1: an open file of this process, which a rename would replace),
+// a dangling link, or a loop is refused in one line naming `flag`.
+Status resolve_output(const std::string& path, const char* flag, std::string* target);
+
+// Whether `path` may become the output of `flag`. Outputs are renamed over their target (a
+// symlink's resolved target, resolve_output), so:
 // - an existing target that is not a regular file (a device such as /dev/null, a FIFO, a
 //   directory, a socket) is refused: the rename would replace the node with a regular file
 //   (and fail only at the end for a directory);
@@ -42,9 +52,12 @@ class OutputFile {
   OutputFile(const OutputFile&) = delete;
   OutputFile& operator=(const OutputFile&) = delete;
 
-  // Creates the temporary file beside `path` after check_output(path, flag) (no inputs: a
-  // command checks those up front, before its work). `flag` names the option in errors ("-o").
-  Status open(const std::string& path, const char* flag);
+  // Creates the temporary file beside `path` (beside a symlink's target) after
+  // check_output(path, flag) (no inputs: a command checks those up front, before its work).
+  // `flag` names the option in errors ("-o"). The file gets an existing target's mode, else
+  // 0666 less the umask. With `text_to_stdout`, "-" is stdout: written as it comes, commit()
+  // flushes it.
+  Status open(const std::string& path, const char* flag, bool text_to_stdout = false);
   Status write(const void* data, std::size_t bytes);
   // Makes the output visible under its final name.
   Status commit();
@@ -54,7 +67,9 @@ class OutputFile {
   void discard();
 
   std::FILE* file_ = nullptr;
-  std::string path_;
+  bool stdout_ = false;   // file_ is stdout: neither closed nor renamed
+  std::string path_;      // as given, for the errors
+  std::string target_;    // what is replaced: path_, or the file its symlink names
   std::string temp_path_;
   int slot_ = -1;  // where the signal handlers find temp_path_ (-1: not registered)
   const char* flag_ = "";
