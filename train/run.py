@@ -1,6 +1,7 @@
 """Recipes: tokenizer -> model -> export -> GGUF -> checks, end to end.
 
-    /usr/bin/python3 -m train.run RECIPE [--out DIR] [--data FILE] [--build DIR] [--steps N]
+    /usr/bin/python3 -m train.run RECIPE [--out DIR] [--data FILE] [--build DIR] [--steps N] [--time-budget S]
+                                         [--resume]
 
 RECIPE is one of RECIPES below: ``default`` is the model shipped in assets/ (`make train`),
 ``smoke`` a tiny one for CI (`make train-smoke`, under a minute). ``--data`` is the training
@@ -10,25 +11,42 @@ the split, the recipe's vocabulary or one training window is a one-line error, e
 Everything goes to DIR (default runs/RECIPE): tok<V>.model (SentencePiece), tok<V>.bin
 (llama2.c), ckpt.pt, model.bin (llama2.c v1), model_v0.bin, model.gguf (f32, tokenizer inside),
 model-q8_0.gguf, loss.png, history.json, summary.json. Exit status 1 when a check fails. ``--resume`` continues an
-interrupted run from its last checkpoint (the periodic validation writes it).
+interrupted run from its last checkpoint (the periodic validation writes it, and so does Ctrl-C during
+training, which then exits 130); without DIR/ckpt.pt it is an error. A bad flag value (``--steps 0``)
+is one line, exit 1, as is every error of the trainer.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
 from dataclasses import dataclass, replace
 
+# Ctrl-C while torch loads (a second or two) is held until it has: inside torch's C init a
+# KeyboardInterrupt becomes a RuntimeError traceback.
+_held: list[int] = []
+_holding = __name__ == "__main__" and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+if _holding:
+    signal.signal(signal.SIGINT, lambda signum, frame: _held.append(signum))
+
 from . import check_tokenizer, data, distill, export, parity, teacher, tokenizer
 from . import schema as schema_mod
 from .model import ModelArgs
 from .evaluate import pocketlm_eval
-from .train import TrainConfig, plot_losses, train
+from .train import CheckpointMismatch, Interrupted, TrainConfig, plot_losses, train
+
+if _holding:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    if _held:
+        print("train: interrupted", file=sys.stderr)
+        sys.exit(130)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -232,8 +250,31 @@ def llama32k_data(a, stories: list[str], val_text: list[str], out: str):
     return tok, vocab_gguf, train_ids, val_ids
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description="train a pocketlm model end to end")
+class ArgParser(argparse.ArgumentParser):
+    """Errors as the trainer's others: one line, exit 1 (argparse prints its usage and exits 2)."""
+
+    def error(self, message):
+        # A flag_type message names its flag and value itself: argparse's "argument --steps: " would repeat it.
+        message = re.sub(r"^argument (--[\w-]+): (?=\1 )", "", message)
+        self.exit(1, f"train: error: {message}\n")
+
+
+def flag_type(flag: str, parse, valid, rule: str):
+    """An argparse type for ``flag``: ``parse`` the text (int, float), refuse a value that is not
+    ``valid`` in a message naming the flag, the value and the ``rule``."""
+    def convert(text: str):
+        try:
+            value = parse(text)
+        except ValueError:
+            value = None
+        if value is None or not valid(value):
+            raise argparse.ArgumentTypeError(f"{flag} {text}: {rule}")
+        return value
+    return convert
+
+
+def parse_args(argv):
+    ap = ArgParser(prog="python3 -m train.run", description="train a pocketlm model end to end")
     ap.add_argument("recipe", choices=sorted(RECIPES))
     ap.add_argument("--out", help="output directory (default runs/RECIPE)")
     # The text is in shared/ only (../shared beside the checkout, or $POCKETLM_SHARED, as for the
@@ -246,24 +287,54 @@ def main(argv=None) -> int:
                          "seq_len + 1 training tokens (default: tinystories-5k.txt in ../shared/data or "
                          "$POCKETLM_SHARED/data, which comes only with shared/, docs/sources.md)")
     ap.add_argument("--build", default=os.path.join(ROOT, "build"), help="directory of pocketlm and pocketlm-probe")
-    ap.add_argument("--steps", type=int, help="override the recipe's step budget")
-    ap.add_argument("--time-budget", type=float, default=0.0, help="also stop after this many seconds")
-    ap.add_argument("--resume", action="store_true", help="continue from DIR/ckpt.pt (written at every validation)")
-    a = ap.parse_args(argv)
+    # 0 steps was the recipe's budget, a negative count a ZeroDivisionError: refused here instead.
+    ap.add_argument("--steps", metavar="N", help="override the recipe's step budget (N > 0)",
+                    type=flag_type("--steps", int, lambda n: n > 0, "must be a positive whole number of steps"))
+    ap.add_argument("--time-budget", metavar="SECONDS", help="also stop after this many seconds (0: no time "
+                    "budget; default: the recipe's, smoke's is 55 s)",
+                    type=flag_type("--time-budget", float, lambda t: t >= 0 and math.isfinite(t),
+                                   "must be a finite number of seconds, 0 or more (0: no time budget)"))
+    ap.add_argument("--resume", action="store_true", help="continue from DIR/ckpt.pt (written at every validation "
+                    "and by Ctrl-C during training); an error when it is missing")
+    return ap.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    """Runs the recipe; Ctrl-C is one line and exit 130, with the checkpoint's path when training
+    had begun (train() saved it)."""
+    a = parse_args(argv)
+    try:
+        return run_recipe(a)
+    except Interrupted as e:
+        print(f"train: interrupted at step {e.step}; checkpoint saved to {e.path} (continue with --resume)",
+              file=sys.stderr)
+    except KeyboardInterrupt:
+        print("train: interrupted", file=sys.stderr)
+    return 130
+
+
+def run_recipe(a) -> int:
     recipe = RECIPES[a.recipe]
     margs, tcfg = recipe.model, recipe.training
     vocab = margs.vocab_size
-    if a.steps:
+    if a.steps is not None:
         tcfg = replace(tcfg, steps=a.steps, eval_every=min(tcfg.eval_every, a.steps))
-    if a.time_budget:
+    if a.time_budget is not None:
         tcfg = replace(tcfg, time_budget_s=a.time_budget)
     out = a.out or os.path.join(ROOT, "runs", a.recipe)
     for f in (os.path.join(a.build, "pocketlm"), os.path.join(a.build, "pocketlm-probe")):
         if not os.path.exists(f):
             print(f"train: error: {f}: no such file (build first: make build)", file=sys.stderr)
             return 1
+    # Checked before any work: a --resume that found nothing used to train from scratch silently.
+    ckpt = os.path.join(out, "ckpt.pt")
+    if a.resume and not os.path.isfile(ckpt):
+        print(f"train: error: --resume: {ckpt}: no such file (nothing to continue; without --resume the run "
+              "starts from step 0)", file=sys.stderr)
+        return 1
     # --data is checked before training: one line, exit 1, never a traceback; an output directory
-    # made for a text that failed its checks is removed again.
+    # made for a text that failed its checks, or by a run stopped by Ctrl-C before training, is
+    # removed again.
     created = not os.path.exists(out)
     try:
         train_text, val_text = data.load_checked(a.data)
@@ -281,9 +352,11 @@ def main(argv=None) -> int:
             sp_model = None
         else:
             tok_bin, sp_model, train_ids, val_ids = make_tokenizer(a, margs, stories, val_text, out)
-    except data.DataError as e:
+    except (data.DataError, KeyboardInterrupt) as e:
         if created and os.path.isdir(out):
             shutil.rmtree(out)
+        if isinstance(e, KeyboardInterrupt):
+            raise
         print(f"train: error: {e}", file=sys.stderr)
         return 1
 
@@ -295,7 +368,11 @@ def main(argv=None) -> int:
             print("train: error: the teacher in PyTorch does not match pocketlm", file=sys.stderr)
             return 1
         teacher_model = teacher.load(teacher_gguf, schema)
-    model, history = train(tcfg, margs, train_ids, val_ids, out, resume=a.resume, teacher=teacher_model)
+    try:
+        model, history = train(tcfg, margs, train_ids, val_ids, out, resume=a.resume, teacher=teacher_model)
+    except CheckpointMismatch as e:
+        print(f"train: error: --resume: {e}", file=sys.stderr)
+        return 1
     val_loss = history["val"][-1]["loss"]
 
     # llama2.c files hold llama models only; a PLE model is GGUF alone.

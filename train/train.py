@@ -1,15 +1,19 @@
 """The training loop: AdamW, linear warm-up then cosine decay of the learning rate, gradient
 clipping, periodic validation, checkpoints, a step budget (deterministic) or a time budget, a
-progress line with loss and tokens/s, and the loss curve as a PNG.
+progress line with loss and tokens/s, and the loss curve as a PNG. Ctrl-C in the loop saves a
+checkpoint of the last whole step and raises Interrupted.
 
 ``train(cfg, model_args, train_stories, val_stories, out_dir)`` returns the history.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
+import signal
 import sys
+import threading
 import time
 from dataclasses import asdict, dataclass
 
@@ -38,6 +42,49 @@ class TrainConfig:
     seed: int = 1337
     threads: int = 1  # intra-op threads: 2 is up to 5x slower than 1 when other jobs share the cores
     distill_alpha: float = 0.0  # with a teacher: loss = (1 - a) CE(next token) + a KL(teacher || student)
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during training: the checkpoint of ``step`` is in ``path`` (``resume`` continues it)."""
+
+    def __init__(self, step: int, path: str):
+        super().__init__(f"interrupted at step {step}; checkpoint saved to {path}")
+        self.step, self.path = step, path
+
+
+class CheckpointMismatch(ValueError):
+    """``resume`` found a checkpoint of another model shape."""
+
+
+@contextlib.contextmanager
+def sigint_deferred():
+    """A list that Ctrl-C appends to instead of raising KeyboardInterrupt, for the loop to read
+    between steps: an exception inside optimizer.step() would leave half-updated weights to
+    save. A second Ctrl-C raises at once. Where SIGINT is not Python's (ignored, as in a
+    background job, or another handler's) or off the main thread, it is left alone."""
+    hits: list[int] = []
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+        yield hits
+        return
+
+    def handler(signum, frame):
+        hits.append(signum)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    signal.signal(signal.SIGINT, handler)
+    try:
+        yield hits
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def save_atomically(state: dict, path: str) -> None:
+    """torch.save to ``path`` through a temporary file: a run stopped while writing keeps the
+    previous checkpoint whole."""
+    tmp = path + ".tmp"
+    torch.save(state, tmp)
+    os.replace(tmp, path)
 
 
 def lr_at(step: int, c: TrainConfig) -> float:
@@ -127,8 +174,10 @@ def train(c: TrainConfig, a: ModelArgs, train_stories, val_stories, out_dir: str
     validation and returns (model, history). The history holds the training loss of every step
     and the validation losses, each with the tokens seen and seconds spent (with a ``teacher`` and
     ``c.distill_alpha`` > 0 the training loss is the mixed one of loss_of(), the validation loss
-    cross-entropy alone). ``resume``: continue
-    from ``out_dir``/ckpt.pt (model, optimizer, sampler, step and history) when it exists."""
+    cross-entropy alone). ``resume``: continue from ``out_dir``/ckpt.pt (model, optimizer,
+    sampler, step and history), which must exist (FileNotFoundError; CheckpointMismatch for
+    another shape's). Ctrl-C in the loop ends the current step, writes the checkpoint as
+    validation does and raises Interrupted."""
     torch.manual_seed(c.seed)
     torch.set_num_threads(c.threads)
     os.makedirs(out_dir, exist_ok=True)
@@ -142,13 +191,15 @@ def train(c: TrainConfig, a: ModelArgs, train_stories, val_stories, out_dir: str
     log(f"training: {c.steps} steps x {tokens_per_step} tokens = {c.steps * tokens_per_step / 1e6:.2f} M tokens "
         f"({sum(len(s) for s in train_stories) / 1e6:.2f} M in the training stories)")
 
+    def checkpoint(step):
+        save_atomically({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step,
+                         "sampler": sampler.state(), "args": a.to_dict(), "config": asdict(c), "history": history,
+                         "train_seconds": train_seconds}, ckpt_path)
+
     def validate(step, elapsed):
         loss, n = validation_loss(model, val_subset, a.seq_len)
         history["val"].append({"step": step, "tokens": step * tokens_per_step, "loss": loss, "seconds": elapsed})
-        torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step,
-                    "sampler": sampler.state(), "args": a.to_dict(), "config": asdict(c), "history": history,
-                    "train_seconds": train_seconds},
-                   os.path.join(out_dir, "ckpt.pt"))
+        checkpoint(step)
         return loss, n
 
     progress = Progress(c.steps)
@@ -156,41 +207,55 @@ def train(c: TrainConfig, a: ModelArgs, train_stories, val_stories, out_dir: str
     train_seconds = 0.0  # excludes validation
     step = 0
     ckpt_path = os.path.join(out_dir, "ckpt.pt")
-    if resume and os.path.exists(ckpt_path):
+    if resume:
+        if not os.path.isfile(ckpt_path):
+            raise FileNotFoundError(f"{ckpt_path}: no such file (nothing to resume)")
         ckpt = torch.load(ckpt_path, map_location="cpu")
         if ckpt["args"] != a.to_dict():
-            raise ValueError(f"{ckpt_path}: the checkpoint's model {ckpt['args']} is not this recipe's {a.to_dict()}")
+            raise CheckpointMismatch(f"{ckpt_path}: the checkpoint's model {ckpt['args']} is not this recipe's "
+                                     f"{a.to_dict()}")
         model.load_state_dict(ckpt["model"])
         optimizer.load_state_dict(ckpt["optimizer"])
         sampler.restore(ckpt["sampler"])
         step, history, train_seconds = ckpt["step"], ckpt["history"], ckpt["train_seconds"]
         log(f"resumed from {ckpt_path} at step {step}")
     model.train()
-    while step < c.steps:
-        lr = lr_at(step, c)
-        for g in optimizer.param_groups:
-            g["lr"] = lr
-        t0 = time.time()
-        x, y = sampler.sample()
-        loss = loss_of(model, x, y, teacher, c.distill_alpha)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        if c.grad_clip > 0:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), c.grad_clip)
-        optimizer.step()
-        train_seconds += time.time() - t0
-        step += 1
-        history["train"].append({"step": step, "tokens": step * tokens_per_step, "loss": float(loss)})
-        elapsed = time.time() - start
-        progress.update(step, float(loss), step * tokens_per_step / train_seconds, lr, elapsed, force=step == c.steps)
-        if step % c.eval_every == 0 or step == c.steps or (c.time_budget_s and elapsed >= c.time_budget_s):
-            vloss, n = validate(step, elapsed)
-            progress.end()
-            log(f"step {step}: validation loss {vloss:.4f} nats/token ({n} tokens), "
-                f"{train_seconds / 60:.1f} min training, {step * tokens_per_step / train_seconds:,.0f} tok/s")
-            if c.time_budget_s and elapsed >= c.time_budget_s and step < c.steps:
-                log(f"time budget of {c.time_budget_s:.0f} s reached at step {step}")
+    with sigint_deferred() as stop:
+        while step < c.steps:
+            lr = lr_at(step, c)
+            for g in optimizer.param_groups:
+                g["lr"] = lr
+            t0 = time.time()
+            x, y = sampler.sample()
+            loss = loss_of(model, x, y, teacher, c.distill_alpha)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            if c.grad_clip > 0:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), c.grad_clip)
+            optimizer.step()
+            train_seconds += time.time() - t0
+            step += 1
+            history["train"].append({"step": step, "tokens": step * tokens_per_step, "loss": float(loss)})
+            elapsed = time.time() - start
+            progress.update(step, float(loss), step * tokens_per_step / train_seconds, lr, elapsed,
+                            force=step == c.steps)
+            if step % c.eval_every == 0 or step == c.steps or (c.time_budget_s and elapsed >= c.time_budget_s):
+                vloss, n = validate(step, elapsed)
+                progress.end()
+                log(f"step {step}: validation loss {vloss:.4f} nats/token ({n} tokens), "
+                    f"{train_seconds / 60:.1f} min training, {step * tokens_per_step / train_seconds:,.0f} tok/s")
+                if c.time_budget_s and elapsed >= c.time_budget_s and step < c.steps:
+                    log(f"time budget of {c.time_budget_s:.0f} s reached at step {step}")
+                    break
+            if stop:
                 break
+    if stop:
+        progress.end()
+        checkpoint(step)
+        raise Interrupted(step, ckpt_path)
+    if not history["val"] or history["val"][-1]["step"] != step:  # resumed at or past c.steps
+        vloss, n = validate(step, time.time() - start)
+        log(f"step {step}: validation loss {vloss:.4f} nats/token ({n} tokens)")
     history["minutes"] = (time.time() - start) / 60
     history["train_minutes"] = train_seconds / 60
     history["tokens_per_s"] = step * tokens_per_step / train_seconds
