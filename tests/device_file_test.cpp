@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <string>
 
+#include "pocketlm/kernels/kernels.h"
 #include "test_support.h"
 
 namespace pocketlm::test {
@@ -94,6 +95,10 @@ TEST(DeviceFile, MalformedProfilesAreRefusedNamingTheField) {
       {"no compute", [](nlohmann::json& j) { j.erase("compute"); }, "compute: missing"},
       {"tiny screen", [](nlohmann::json& j) { j["screen"]["width"] = 4; },
        "screen.width: 4 pixels is outside [8, 4096]"},
+      {"zero capacity", [](nlohmann::json& j) { j["tiers"][1]["capacity"] = 0; },
+       "tiers[1].capacity: 0 bytes; give the tier's size, or null for unbounded"},
+      {"two tiers of one name", [](nlohmann::json& j) { j["tiers"][1]["name"] = j["tiers"][0]["name"]; },
+       "tiers[1].name: 'sram' is also tiers[0]'s name"},
   };
   for (const Bad& c : cases) {
     SCOPED_TRACE(c.what);
@@ -106,6 +111,60 @@ TEST(DeviceFile, MalformedProfilesAreRefusedNamingTheField) {
     EXPECT_EQ(r.err, "pocketlm: error: " + file + ": " + c.message + "\n");
     EXPECT_TRUE(r.out.empty()) << r.out;
   }
+}
+
+// A backend compiled in that this CPU cannot run is refused, naming the CPU and what it runs
+// (it used to plan with it and silently run another).
+TEST(DeviceFile, KernelsThisCpuLacksAreRefused) {
+  const char* missing = nullptr;
+  for (const char* const* name = kernel_names(); *name; ++name)
+    if (!find_kernels(*name)) missing = *name;
+  if (!missing) GTEST_SKIP() << "this CPU runs every backend compiled in";
+  nlohmann::json profile = builtin("esp32s3");
+  profile["name"] = "board";
+  profile["kernels"] = missing;
+  const std::string file = write_profile(profile);
+  const CommandResult r = run_pocketlm({"plan", stories260k(), "-z", tok512(), "--device-file", file});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err.rfind("pocketlm: error: " + file + ": kernels: '" + missing + "' needs instructions this CPU (", 0),
+            0u)
+      << r.err;
+  EXPECT_NE(r.err.find("; it runs reference, tiled4"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+#if POCKETLM_HAVE_PNG
+// console reads its device twice (the screen, then the session): a board's file works.
+TEST(DeviceFile, ConsoleRendersABoardsFile) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
+  nlohmann::json profile = builtin("psp");
+  profile["name"] = "my-psp";
+  const std::string file = write_profile(profile), osk = temp_dir() + "/osk.bin";
+  write_file(osk, {'H', 0, 'i', 0, 0, 0});
+  const std::string png = temp_dir() + "/screen.png";
+  const CommandResult r = run_pocketlm(
+      {"console", stories260k(), "-z", tok512(), "--device-file", file, "--osk", osk, "--png", png, "-n", "8", "-t", "0"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(file_exists(png));
+}
+#endif
+
+// --heap with a device is its first RAM tier, without the host process's reserve.
+TEST(DeviceFile, HeapWithADeviceIsItsFirstTierAlone) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
+  const CommandResult r =
+      run_pocketlm({"plan", stories260k(), "-z", tok512(), "--device", "esp32s3", "--heap", "300KiB", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json tier = nlohmann::json::parse(r.out)["plan"]["tiers"][0];
+  EXPECT_EQ(tier["capacity"], 300 * 1024);
+  for (const auto& region : tier["regions"]) EXPECT_NE(region["name"], "process (reserved)") << region.dump();
+  const CommandResult host = run_pocketlm({"plan", stories260k(), "-z", tok512(), "--heap", "24MiB", "--json"});
+  ASSERT_EQ(host.exit_code, 0) << host.err;
+  bool reserved = false;
+  const nlohmann::json host_plan = nlohmann::json::parse(host.out);
+  for (const auto& region : host_plan["plan"]["tiers"][0]["regions"])
+    reserved = reserved || region["name"] == "process (reserved)";
+  EXPECT_TRUE(reserved) << host.out;
 }
 
 TEST(DeviceFile, NotJsonOrMissingOrBothFlags) {

@@ -1,5 +1,7 @@
 #include "cli_common.h"
 
+#include <sys/prctl.h>
+
 #include "pocketlm/base/byte_size.h"
 #include "pocketlm/format/model_reader.h"
 #include "ports/posix/clock.h"
@@ -92,9 +94,17 @@ Status find_device_flag(const std::string& device, const std::string& device_fil
     return Status::error(StatusCode::kInvalidArgument, "--device %s and --device-file %s: give one of them",
                          device.c_str(), device_file.c_str());
   if (!device_file.empty()) {
-    // Kept for the whole process: the session holds the profile's pointers.
+    // Kept for the whole process: the session holds the profile's pointers. A command that
+    // asks twice (console: the plan, then the session) gets the profile read the first time.
     static DeviceCatalog user_boards;
+    static std::vector<std::pair<std::string, const DeviceProfile*>> loaded;
+    for (const auto& [path, profile] : loaded)
+      if (path == device_file) {
+        *out = profile;
+        return Status();
+      }
     POCKETLM_TRY(user_boards.add_file(device_file, out));
+    loaded.emplace_back(device_file, *out);
     if (DeviceCatalog::builtin().find((*out)->name))  // a plan's header would not tell them apart
       return Status::error(StatusCode::kInvalidArgument, "%s: name: '%s' is a built-in profile; give the board a name "
                            "of its own", device_file.c_str(), (*out)->name);
@@ -114,14 +124,19 @@ Status parse_memory_flags(const std::string& seq_len, const std::string& heap, c
   long long n = 0;
   POCKETLM_TRY(parse_int("--seq-len", seq_len, 0, INT32_MAX, &n));
   options->seq_len = static_cast<int>(n);
+  POCKETLM_TRY(find_device_flag(device, device_file, &options->device));
+  const bool on_host = !options->device || std::string(options->device->name) == "host";
   if (!heap.empty()) {
     POCKETLM_TRY(parse_byte_size("--heap", heap.c_str(), &options->budget_bytes));
-    // --heap bounds the whole process, as a heap on a device does: the program's own resident
-    // memory (static binary, stacks, libc, the read thread) is not the arena's. Measured by
-    // bench/peak-rss.sh as peak RSS minus arena: 2.0-2.2 MiB; the reserve keeps a margin.
-    options->reserve_bytes = kHostProcessReserveBytes;
+    // On the host --heap bounds the whole process, as a heap on a device does: the program's
+    // own resident memory (static binary, stacks, libc, the read thread) is not the arena's.
+    // With a device it is that device's first RAM tier, which this process does not live in.
+    if (on_host) options->reserve_bytes = kHostProcessReserveBytes;
   }
-  return find_device_flag(device, device_file, &options->device);
+  // A bounded plan is the process's RSS only in 4 KiB pages: a transparent huge page would
+  // round the arena up by up to 2 MiB.
+  if (!heap.empty() || !on_host) ::prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
+  return Status();
 }
 
 Status parse_backend_flags(const std::string& kernels, const std::string& threads, SessionOptions* options,
@@ -242,6 +257,27 @@ Status read_whole_file(const std::string& path, const char* what, std::string* o
 
 void print_plan(const MemoryPlan& plan, std::FILE* out) {
   plan.render([](const char* line, void* ctx) { std::fprintf(static_cast<std::FILE*>(ctx), "%s\n", line); }, out);
+}
+
+std::string cpu_model_name() {
+  // /proc files have no size (stat says 0): read line by line. x86 says "model name", MIPS
+  // "cpu model", 32-bit Arm "Processor".
+  std::FILE* f = std::fopen("/proc/cpuinfo", "r");
+  if (!f) return "unnamed";
+  std::string name;
+  char line[512];
+  while (name.empty() && std::fgets(line, sizeof line, f)) {
+    const std::string l = line;
+    const std::size_t colon = l.find(':');
+    if (colon == std::string::npos) continue;
+    const std::string key = l.substr(0, l.find_last_not_of(" \t", colon - 1) + 1);
+    if (key != "model name" && key != "cpu model" && key != "Processor") continue;
+    name = l.substr(colon + 1);
+    while (!name.empty() && (name.front() == ' ' || name.front() == '\t')) name.erase(0, 1);
+    while (!name.empty() && (name.back() == '\n' || name.back() == ' ')) name.pop_back();
+  }
+  std::fclose(f);
+  return name.empty() ? "unnamed" : name;
 }
 
 }  // namespace pocketlm::cli

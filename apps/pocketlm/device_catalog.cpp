@@ -88,6 +88,14 @@ Status DeviceCatalog::add_json(const std::string& text, const std::string& label
     bool known = false;
     for (const char* const* name = kernel_names(); *name; ++name) known = known || s == *name;
     if (!known) return r.error("kernels", "'" + s + "' is not a kernel backend of this build (see pocketlm --version)");
+    // Compiled in but not runnable here: planning with it and running another would be silent.
+    if (!find_kernels(s.c_str())) {
+      std::string runs;
+      for (const char* const* name = kernel_names(); *name; ++name)
+        if (find_kernels(*name)) runs += std::string(runs.empty() ? "" : ", ") + *name;
+      return r.error("kernels", "'" + s + "' needs instructions this CPU (" + cpu_model_name() +
+                                    ") does not have; it runs " + runs);
+    }
     d.kernels = keep(s);
   }
   if (!doc.contains("tiers") || !doc["tiers"].is_array()) return r.error("tiers", "missing (an array of memory tiers)");
@@ -105,11 +113,17 @@ Status DeviceCatalog::add_json(const std::string& text, const std::string& label
     if (s.empty() || s.size() >= sizeof PlanTier{}.name)
       return r.error(at + ".name", "'" + s + "' must have 1 to " + std::to_string(sizeof PlanTier{}.name - 1) +
                                        " characters");
+    for (std::size_t j = 0; j < i; ++j)
+      if (s == d.tiers[j].name)  // the plan and its JSON name regions' tiers by name
+        return r.error(at + ".name", "'" + s + "' is also tiers[" + std::to_string(j) + "]'s name");
     t.name = keep(s);
     POCKETLM_TRY(r.flag(tj, "storage", at + ".storage", &t.storage));
     if (i > 0 && d.tiers[i - 1].storage) return r.error(at, "follows the storage tier, which must be the last");
     if (i == 0 && t.storage) return r.error(at, "is storage; the first tier must be RAM (the arena's)");
     POCKETLM_TRY(r.bytes(tj, "capacity", at + ".capacity", true, &t.capacity));
+    // 0 would be planned as unbounded (the plan's 0) and "fit": a tier without bytes is a mistake.
+    if (t.capacity == 0 && !tj["capacity"].is_null())
+      return r.error(at + ".capacity", "0 bytes; give the tier's size, or null for unbounded");
     POCKETLM_TRY(r.rate(tj, "read_bytes_per_s", at + ".read_bytes_per_s", &t.read_bytes_per_s));
     POCKETLM_TRY(r.text(tj, "source", at + ".source", &s));
     t.source = keep(s);
