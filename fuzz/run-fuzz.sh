@@ -7,7 +7,8 @@
 # number of inputs (about half of what 60 s reaches on the 2-core development machine), so a
 # CI run replays the same inputs that were checked here instead of exploring new ones at
 # random: a smoke test must not fail by luck. `make fuzz` explores freely.
-# Crash inputs land in BUILD_DIR/fuzz-artifacts/, logs in BUILD_DIR/fuzz-logs/.
+# Crash inputs land in BUILD_DIR/fuzz-artifacts/, logs in BUILD_DIR/fuzz-logs/. Targets run
+# FUZZ_JOBS at a time (default: the cores).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build=$(cd "${1:?usage: fuzz/run-fuzz.sh BUILD_DIR SECONDS}" && pwd)
@@ -26,12 +27,10 @@ fi
 mkdir -p "$build/fuzz-artifacts" "$build/fuzz-logs"
 summary=$build/fuzz-logs/summary.txt
 : >"$summary"
-failed=0 total=0
-for t in "${targets[@]}"; do
-  log=$build/fuzz-logs/fuzz_$t.log
-  extra=()
+# One target: its log, and its summary line in fuzz-logs/fuzz_T.line ("ok" or "FAILED").
+run_target() {
+  local t=$1 log=$build/fuzz-logs/fuzz_$1.log extra=() corpus=("$build/corpus/fuzz_$1") start rc execs
   [[ $t == cli ]] && extra=(-close_fd_mask=3)  # the CLI prints stories and errors
-  corpus=("$build/corpus/fuzz_$t")
   if [[ $mode == smoke ]]; then
     extra+=(-seed=1 -runs="${smoke_runs[$t]}")
     corpus=("$build/smoke-corpus/fuzz_$t")
@@ -41,14 +40,25 @@ for t in "${targets[@]}"; do
     -artifact_prefix="$build/fuzz-artifacts/fuzz_${t}-" "${extra[@]}" "${corpus[@]}" >"$log" 2>&1
   rc=$?
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
-  execs=${execs:-0}
-  total=$((total + execs))
-  line=$(printf '%-22s %12s executions  %4ss  %s' "fuzz_$t" "$execs" "$(( $(date +%s) - start ))" \
-         "$([[ $rc == 0 ]] && echo ok || echo "FAILED (exit $rc)")")
+  printf '%-22s %12s executions  %4ss  %s\n' "fuzz_$t" "${execs:-0}" "$(( $(date +%s) - start ))" \
+    "$([[ $rc == 0 ]] && echo ok || echo "FAILED (exit $rc)")" >"$build/fuzz-logs/fuzz_$t.line"
+}
+# Each target is one process on one core: as many at a time as there are cores (FUZZ_JOBS).
+# The smoke inputs are fixed per target, so running them side by side changes no result.
+jobs_max=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 2)}
+for t in "${targets[@]}"; do
+  while (( $(jobs -rp | wc -l) >= jobs_max )); do wait -n; done
+  run_target "$t" &
+done
+wait
+failed=0 total=0
+for t in "${targets[@]}"; do
+  line=$(cat "$build/fuzz-logs/fuzz_$t.line")
   echo "$line" | tee -a "$summary"
-  if [[ $rc != 0 ]]; then
+  total=$((total + $(awk '{print $2}' <<<"$line")))
+  if [[ $line == *FAILED* ]]; then
     failed=1
-    grep -E 'ERROR|runtime error|SUMMARY|Test unit written|^    #[0-9]' "$log" | head -30
+    grep -E 'ERROR|runtime error|SUMMARY|Test unit written|^    #[0-9]' "$build/fuzz-logs/fuzz_$t.log" | head -30
   fi
 done
 echo "total                  $(printf '%12s' "$total") executions" | tee -a "$summary"
