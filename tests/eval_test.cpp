@@ -146,16 +146,50 @@ std::vector<std::string> eval_args(const std::string& text, std::vector<std::str
   return args;
 }
 
-// A directory, or a FIFO, as the text: an error naming it, not an uncaught exception (abort)
-// or a hang.
-TEST(Eval, TextThatIsNotARegularFileIsOneLine) {
+// A directory as the text: an error naming it, not an uncaught exception (abort).
+TEST(Eval, TextThatIsADirectoryIsOneLine) {
   const std::string dir = test::temp_dir();
   expect_one_line_error(run_pocketlm(eval_args(dir)), {dir, "text", "directory"});
-  const std::string fifo = dir + "/fifo";
-  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
-  bool in_time = false;
-  expect_one_line_error(test::run_pocketlm_with_fifo(eval_args(fifo), fifo, 5, &in_time), {fifo, "text", "FIFO"});
-  EXPECT_TRUE(in_time) << "pocketlm blocked on the FIFO";
+}
+
+// The text from stdin ("-") or a pipe (bash's <(...), /dev/stdin) scores as the file does.
+TEST(Eval, TextFromStdinOrAPipe) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
+  const std::string path = test::temp_dir() + "/story.txt";
+  const std::string story = "Once upon a time, there was a little cat. The cat liked to play.\n";
+  test::write_file(path, std::vector<unsigned char>(story.begin(), story.end()));
+  const test::CommandResult file = run_pocketlm(eval_args(path));
+  ASSERT_EQ(file.exit_code, 0) << file.err;
+  const test::CommandResult dash = test::run_pocketlm_with_input(eval_args("-"), path);
+  ASSERT_EQ(dash.exit_code, 0) << dash.err;
+  EXPECT_EQ(field(dash.out, "cross-entropy"), field(file.out, "cross-entropy")) << dash.out;
+  const std::string out = test::temp_dir() + "/out.txt";
+  std::string cmd = "cat '" + path + "' | " + test::emulator_prefix() + "'" + test::pocketlm_binary() + "'";
+  for (const std::string& a : eval_args("/dev/stdin")) cmd += " '" + a + "'";
+  ASSERT_EQ(std::system((cmd + " > '" + out + "' 2>/dev/null").c_str()), 0) << cmd;
+  EXPECT_EQ(field(test::read_text(out), "cross-entropy"), field(file.out, "cross-entropy"));
+}
+
+// Not text: a PNG, a model given where the text goes (the arguments swapped), a file with NUL
+// bytes, bytes that are not UTF-8. Each is one line naming it; none is scored.
+TEST(Eval, TextThatIsNotTextIsRefused) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
+  const std::string dir = test::temp_dir();
+  const std::string png = dir + "/picture.png", nul = dir + "/nul.txt", latin = dir + "/latin1.txt";
+  std::vector<unsigned char> png_bytes = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
+  png_bytes.resize(300, 7);
+  test::write_file(png, png_bytes);
+  test::write_file(nul, {'O', 'n', 'c', 'e', 0, 'u', 'p', 'o', 'n'});
+  std::vector<unsigned char> l1;
+  for (int i = 0; i < 50; ++i) l1.insert(l1.end(), {'c', 'a', 'f', 0xE9, ' '});  // Latin-1 e-acute
+  test::write_file(latin, l1);
+  expect_one_line_error(run_pocketlm(eval_args(png)), {png + ": this is a PNG image", "eval takes MODEL TEXTFILE"});
+  const std::string gguf = test::stories260k_gguf();
+  expect_one_line_error(run_pocketlm(eval_args(gguf)), {gguf + ": this is a GGUF v3 file", "eval takes MODEL TEXTFILE"});
+  const std::string bin = test::model_path("stories260K.bin");
+  expect_one_line_error(run_pocketlm(eval_args(bin)), {bin + ": not text: a NUL byte at offset", "MODEL TEXTFILE"});
+  expect_one_line_error(run_pocketlm(eval_args(nul)), {nul + ": not text: a NUL byte at offset 4"});
+  expect_one_line_error(run_pocketlm(eval_args(latin)), {latin + ": not UTF-8 text: 50 of its 250 bytes"});
 }
 
 // Four stories of one's own, none of them in the held-out 5 %: the default reads all of them;

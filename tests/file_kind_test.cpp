@@ -81,6 +81,12 @@ std::vector<KindCase> kind_cases() {
       {"PyTorchZip", concat(text("PK\x03\x04"), Bytes(60, 0)), {"model.bin: this is a zip archive", "PyTorch", "export.py"}},
       {"Safetensors", safetensors, {"model.bin: this is a safetensors file", "export.py"}},
       {"Elf", concat(text("\x7f" "ELF\x02\x01\x01"), Bytes(57, 0)), {"model.bin: this is an ELF program"}},
+      // A PNG was described by its bytes read as a header ("n_layers = 218103808 is above 512").
+      {"Png", concat(text("\x89PNG\r\n\x1a\n\0\0\0\rIHDR"), Bytes(64, 7)), {"model.bin: this is a PNG image, not a model"}},
+      {"Jpeg", concat(text("\xFF\xD8\xFF\xE0\0\x10JFIF"), Bytes(64, 1)), {"model.bin: this is a JPEG image"}},
+      {"Gzip", concat(text("\x1F\x8B\x08\0"), Bytes(64, 3)), {"model.bin: this is a gzip-compressed file", "gunzip"}},
+      {"Xz", concat(text("\xFD" "7zXZ"), Bytes(64, 0)), {"model.bin: this is an xz-compressed file"}},
+      {"Pdf", concat(text("%PDF-1.7\n"), Bytes(64, 0)), {"model.bin: this is a PDF document"}},
       {"ByteSwappedV0", byte_swapped(shared_file("stories260K.bin"), 7),
        {"model.bin: this is a llama2.c v0 checkpoint written big-endian", "dim 64", "hidden_dim 172", "little-endian"},
        "stories260K.bin"},

@@ -1,6 +1,7 @@
 #include "cli_common.h"
 
 #include <sys/prctl.h>
+#include <sys/stat.h>
 
 #include "pocketlm/base/byte_size.h"
 #include "pocketlm/format/model_reader.h"
@@ -257,6 +258,25 @@ Status read_whole_file(const std::string& path, const char* what, std::string* o
 
 void print_plan(const MemoryPlan& plan, std::FILE* out) {
   plan.render([](const char* line, void* ctx) { std::fprintf(static_cast<std::FILE*>(ctx), "%s\n", line); }, out);
+}
+
+Status read_text_input(const std::string& path, const char* what, std::string* out) {
+  struct stat st;
+  const bool stream = path == "-" || (::stat(path.c_str(), &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)));
+  if (!stream) return read_whole_file(path, what, out);
+  std::FILE* f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
+  if (!f)
+    return Status::error(StatusCode::kIoError, "%s: cannot open %s file: %s", path.c_str(), what, std::strerror(errno));
+  out->clear();
+  char buf[1 << 16];
+  std::size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out->append(buf, n);
+  const bool failed = std::ferror(f) != 0;
+  const int err = errno;
+  if (f != stdin) std::fclose(f);
+  if (failed)
+    return Status::error(StatusCode::kIoError, "%s: reading the %s failed: %s", path.c_str(), what, std::strerror(err));
+  return Status();
 }
 
 std::string cpu_model_name() {

@@ -111,6 +111,10 @@ Status open_session(ModelFiles& files, const SessionOptions& options, Session* s
 // file too large for memory: nothing here throws.
 Status read_whole_file(const std::string& path, const char* what, std::string* out);
 
+// A text input: "-" is stdin, a pipe or FIFO (`<(...)`) is read to its end, anything else as
+// read_whole_file. `what` names it in errors ("text").
+Status read_text_input(const std::string& path, const char* what, std::string* out);
+
 // The CPU's name for errors about it ("AMD EPYC", from /proc/cpuinfo), or "unnamed" when the
 // system does not say.
 std::string cpu_model_name();

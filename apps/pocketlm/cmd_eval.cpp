@@ -29,7 +29,9 @@
 #include "json_output.h"
 #include "progress_bar.h"
 #include "story_split.h"
+#include "pocketlm/format/file_kind.h"
 #include "pocketlm/runtime/session.h"
+#include "pocketlm/text/utf8_stream.h"
 #include "ports/posix/file_storage.h"
 #include "ports/posix/thread_pool.h"
 
@@ -39,7 +41,9 @@ void add_eval_command(CLI::App& app, EvalOptions& o) {
   CLI::App* cmd = app.add_subcommand(
       "eval", "cross-entropy, perplexity and bits per byte of a model on a text; --against: KL and top-1 agreement");
   add_model_argument(cmd, &o.model);
-  cmd->add_option("text", o.text, "UTF-8 text, stories separated by <|endoftext|> lines")->required()->type_name("FILE");
+  cmd->add_option("text", o.text, "UTF-8 text, stories separated by <|endoftext|> lines (-: stdin)")
+      ->required()
+      ->type_name("FILE");
   cmd->add_option("--against", o.against, "base model (same tokenizer): report mean KL(base || model) and top-1 agreement")
       ->type_name("FILE");
   cmd->add_option("--split", o.split, "stories read: all (default) or heldout (the trainer's fixed 5 % held out)")
@@ -135,6 +139,44 @@ Status same_tokenizer(const EvalOptions& o, const Tokenizer& model, const Tokeni
   return Status();
 }
 
+// The text must be text: eval of a PNG scored it (14.47 bits/byte), and a model file given as
+// the text ran for hours. A NUL byte, or more than 1 % of the bytes not well-formed UTF-8
+// (Utf8Stream's U+FFFD replacements), is refused, naming what the file is where its first
+// bytes say (a model file: the arguments swapped).
+Status check_is_text(const std::string& label, const std::string& text) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
+  const std::size_t nul = text.find('\0');
+  char what[240];
+  const std::size_t head = text.size() < kFileKindHeadBytes ? text.size() : kFileKindHeadBytes;
+  if (!text.empty() && describe_foreign_file(bytes, head, text.size(), what, sizeof what) &&
+      std::strncmp(what, "a text file", 11) != 0 && std::strncmp(what, "an HTML page", 12) != 0)
+    return Status::error(StatusCode::kBadFormat, "%s: this is %s, not a text: eval takes MODEL TEXTFILE", label.c_str(),
+                         what);
+  if (nul != std::string::npos)
+    return Status::error(StatusCode::kBadFormat,
+                         "%s: not text: a NUL byte at offset %zu (eval takes MODEL TEXTFILE, UTF-8 text)", label.c_str(),
+                         nul);
+  // Replacements Utf8Stream makes, less the U+FFFD characters the text itself holds.
+  std::size_t replaced = 0;
+  Utf8Stream check(
+      [](const char* t, std::size_t n, void* ctx) {  // whole characters: a U+FFFD never straddles calls
+        for (std::size_t i = 0; i + 3 <= n; ++i)
+          if (std::memcmp(t + i, "\xEF\xBF\xBD", 3) == 0) ++*static_cast<std::size_t*>(ctx);
+      },
+      &replaced);
+  check.write(bytes, text.size());
+  check.flush();
+  std::size_t own = 0;
+  for (std::size_t at = text.find("\xEF\xBF\xBD"); at != std::string::npos; at = text.find("\xEF\xBF\xBD", at + 3)) ++own;
+  const std::size_t invalid = replaced > own ? replaced - own : 0;
+  if (invalid * 100 > text.size())
+    return Status::error(StatusCode::kBadFormat,
+                         "%s: not UTF-8 text: %zu of its %zu bytes are not well-formed UTF-8 (eval takes MODEL "
+                         "TEXTFILE, UTF-8 text)",
+                         label.c_str(), invalid, text.size());
+  return Status();
+}
+
 Status parse_count(const char* flag, const std::string& text, long long min, long long* out) {
   return parse_int(flag, text, min, INT32_MAX, out);
 }
@@ -156,7 +198,8 @@ int run_eval(const EvalOptions& o) {
   if (!st.ok()) return fail(st);
 
   std::string text;
-  st = read_whole_file(o.text, "text", &text);
+  st = read_text_input(o.text, "text", &text);
+  if (st.ok()) st = check_is_text(o.text == "-" ? "stdin" : o.text, text);
   if (!st.ok()) return fail(st);
 
   Opened model, base;

@@ -26,9 +26,11 @@ void add_run_command(CLI::App& app, RunOptions& o) {
   add_model_argument(cmd, &o.model);
   // -n is read as run.c reads it (atoi, runc_flags.h), hence the text; -t -p -s likewise (session_flags.cpp).
   cmd->add_option("-n", o.steps, "number of steps; 0 or negative = seq_len (default 256)")->type_name("INT");
-  cmd->add_option("-i", o.prompt, "input prompt")->type_name("TEXT")->each([&o](const std::string&) {
+  cmd->add_option("-i", o.prompt, "input prompt (-: read from stdin)")->type_name("TEXT")->each([&o](const std::string&) {
     o.has_prompt = true;
   });
+  cmd->add_option("-f", o.prompt_file, "read the prompt from this file (one trailing newline dropped; -: stdin)")
+      ->type_name("FILE");
   cmd->add_option("-m", o.mode, "mode (default generate; chat: run.c's chat loop, one message per line of stdin, see pocketlm chat)")->type_name("generate|chat");
   cmd->add_option("-y", o.system_prompt, "system prompt (chat mode only)")->type_name("TEXT");
   cmd->add_option("--token-log", o.token_log,
@@ -97,6 +99,21 @@ int clamp_steps(const RunOptions& o, int seq_len, Sampling* sampling) {
   return used;
 }
 
+// The prompt of -f FILE or -i - (stdin); -i TEXT as given. A file's one trailing newline is
+// dropped (an editor's, not part of the prompt).
+Status read_prompt(const RunOptions& o, std::string* text) {
+  if (!o.prompt_file.empty() && o.has_prompt)
+    return Status::error(StatusCode::kInvalidArgument, "-i and -f %s: give the prompt one way", o.prompt_file.c_str());
+  const std::string& from = !o.prompt_file.empty() ? o.prompt_file : o.prompt == "-" && o.has_prompt ? o.prompt : "";
+  if (from.empty()) return Status();
+  POCKETLM_TRY(read_text_input(from, from == "-" ? "stdin prompt" : "-f prompt", text));
+  if (text->find('\0') != std::string::npos)
+    return Status::error(StatusCode::kInvalidArgument, "%s: the prompt holds a NUL byte: not text", from.c_str());
+  if (!text->empty() && text->back() == '\n') text->pop_back();
+  if (!text->empty() && text->back() == '\r') text->pop_back();
+  return Status();
+}
+
 // Adds a later sample's stats to the first's (--samples): counts and times add up; achieved
 // tok/s and the time to the first token stay the first sample's, as run.c defines them for one.
 void add_stats(const GenerateStats& one, GenerateStats* sum) {
@@ -151,7 +168,9 @@ int run_run(const RunOptions& o) {
 
   const int steps = clamp_steps(o, session.seq_len(), &sampling);
 
-  const std::string& text = o.prompt;
+  std::string text = o.prompt;
+  st = read_prompt(o, &text);
+  if (!st.ok()) return fail(st);
   std::size_t entries = 0;
   st = session.prompt_capacity(text.size(), &entries);
   if (!st.ok()) return fail(st);
@@ -159,6 +178,11 @@ int run_run(const RunOptions& o) {
   int n_prompt = 0;
   st = session.encode(text.c_str(), text.size(), prompt.data(), prompt.size(), &n_prompt);
   if (!st.ok()) return fail(st);
+  // run.c stops at -n positions even inside the prompt: the text is the prompt's start.
+  if (steps < n_prompt)
+    sampling.warnings.push_back("-n: " + std::to_string(steps) + " steps end inside the prompt's " +
+                                std::to_string(n_prompt) + " tokens (BOS included): nothing is generated and the "
+                                "prompt is cut, as llama2.c does");
 
   OutputFile log_file;
   if (!o.token_log.empty()) {

@@ -71,6 +71,26 @@ int check_command_word(CLI::App& app, std::vector<std::string>* args) {
   return fail("'" + word + "' is not a pocketlm command (commands: " + names + "; see pocketlm help)");
 }
 
+// The option of `cmd` nearest to `word` ("--heap" for "--hep", "--token-log" for
+// "--tokenlog"), within two edits, or "" when none is.
+std::string closest_option(const CLI::App& cmd, const std::string& word) {
+  const std::string flag = word.substr(0, word.find('='));
+  if (flag.size() <= 2) return "";  // -x: every one-letter flag is one edit away
+  std::string best_name;
+  std::size_t best = 3;
+  for (const CLI::Option* opt : cmd.get_options()) {
+    std::vector<std::string> names;
+    for (const std::string& l : opt->get_lnames()) names.push_back("--" + l);
+    for (const std::string& sn : opt->get_snames()) names.push_back("-" + sn);
+    for (const std::string& name : names) {
+      if (name == "--help" || name == "-h") continue;  // "--hep 24MiB" means --heap
+      const std::size_t d = edit_distance(flag, name);
+      if (d < best && d > 0) best = d, best_name = name;
+    }
+  }
+  return best_name;
+}
+
 // CLI11's help and version texts, written through stdio as every other output (std::cout's
 // failed flush would leave stdout's error flag without its errno: std_streams.h).
 int print_exit(CLI::App& app, const CLI::Error& e) {
@@ -89,6 +109,9 @@ int run_cli(int argc, char** argv) {
   app.name("pocketlm");
   app.require_subcommand(1);
   app.set_version_flag("--version", version_text());
+  // A flag given twice: the last wins, as llama2.c's argv loop does (CLI11 would refuse it);
+  // the commands' options inherit this default.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   RunOptions run;
   PlanOptions plan;
   InspectOptions inspect;
@@ -132,8 +155,10 @@ int run_cli(int argc, char** argv) {
       for (const std::string& w : extra) words += (words.empty() ? "" : " ") + w;
       const std::string& first = extra[0];
       const bool option = first.size() > 1 && first[0] == '-';
+      const std::string closest = option ? closest_option(*sub, first) : "";
       return fail(sub->get_name() + ": unexpected argument(s) '" + words + "'" +
-                  (option ? ": " + first + " is not an option of " + sub->get_name() : "") + " (see pocketlm help " +
+                  (option ? ": " + first + " is not an option of " + sub->get_name() : "") +
+                  (closest.empty() ? "" : "; did you mean " + closest + "?") + " (see pocketlm help " +
                   sub->get_name() + ")");
     }
     return fail(std::string(e.what()) + " (see pocketlm help)");

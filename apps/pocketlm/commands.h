@@ -17,6 +17,7 @@ struct RunOptions : SessionFlags {
   std::string steps;  // empty: 256, as run.c
   std::string prompt;
   bool has_prompt = false;
+  std::string prompt_file;  // -f: the prompt read from a file ("-": stdin)
   std::string mode = "generate";
   std::string system_prompt;
   std::string token_log;

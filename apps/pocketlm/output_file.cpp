@@ -134,6 +134,8 @@ Status resolve_output(const std::string& path, const char* flag, std::string* ta
 }
 
 Status check_output(const std::string& path, const char* flag, const std::vector<InputPath>& inputs) {
+  if (path.empty())  // `-o ''`: refused before any work, not at the rename after all of it
+    return Status::error(StatusCode::kInvalidArgument, "%s '': an empty path; give the output file's name", flag);
   std::string target;
   POCKETLM_TRY(resolve_output(path, flag, &target));
   struct stat out;

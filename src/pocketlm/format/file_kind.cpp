@@ -99,6 +99,31 @@ bool is_tokenizer(const unsigned char* head, std::size_t n, std::uint64_t file_b
   return entries >= 3 || (entries >= 1 && pos == file_bytes);
 }
 
+// Files named by a magic number at offset 0 that no checkpoint or tokenizer.bin starts with
+// (read as a llama2.c header, each is a dim or max_token_length far out of range). One row a
+// kind; the model formats with advice of their own (GGUF, zip, ELF, ...) are below.
+struct FileMagic {
+  const char* bytes;
+  std::size_t length;
+  const char* what;
+};
+constexpr FileMagic kFileMagics[] = {
+    {"\x89PNG\r\n\x1a\n", 8, "a PNG image"},
+    {"\xFF\xD8\xFF", 3, "a JPEG image"},
+    {"GIF8", 4, "a GIF image"},
+    {"%PDF-", 5, "a PDF document"},
+    {"\x1F\x8B", 2, "a gzip-compressed file (decompress it first: gunzip)"},
+    {"BZh", 3, "a bzip2-compressed file (decompress it first: bunzip2)"},
+    {"\xFD" "7zXZ", 5, "an xz-compressed file (decompress it first: unxz)"},
+    {"\x28\xB5\x2F\xFD", 4, "a zstd-compressed file (decompress it first: unzstd)"},
+    {"7z\xBC\xAF\x27\x1C", 6, "a 7-Zip archive"},
+    {"Rar!\x1A\x07", 6, "a RAR archive"},
+    {"RIFF", 4, "a RIFF file (WAV, AVI or WebP)"},
+    {"OggS", 4, "an Ogg media file"},
+    {"\x93NUMPY", 6, "a NumPy .npy array"},
+    {"SQLite format 3", 15, "an SQLite database"},
+};
+
 }  // namespace
 
 bool describe_foreign_file(const unsigned char* head, std::size_t n, std::uint64_t file_bytes, char* out,
@@ -141,6 +166,11 @@ bool describe_foreign_file(const unsigned char* head, std::size_t n, std::uint64
     std::snprintf(out, out_size, "a GGML/GGJT file (llama.cpp's older format), not %s", llama2c);
     return true;
   }
+  for (const FileMagic& m : kFileMagics)
+    if (n >= m.length && std::memcmp(head, m.bytes, m.length) == 0) {
+      std::snprintf(out, out_size, "%s, not %s", m.what, noun);
+      return true;
+    }
   if (starts_with(head, n, "\x7f" "ELF")) {
     std::snprintf(out, out_size, "an ELF program or library, not %s", noun);
     return true;

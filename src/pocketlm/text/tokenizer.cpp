@@ -45,10 +45,36 @@ const unsigned char* byte_table() {
   return kTable.bytes;
 }
 
+// How many records a tokenizer.bin holds, walking their (score, length) headers, or -1 when
+// they do not end exactly at the end of the file. For errors only: one read per record.
+long long count_records(Storage& storage) {
+  std::int32_t max_len = 0;
+  if (storage.size() < 4 || !storage.read(0, &max_len, 4).ok() || max_len <= 0) return -1;
+  std::uint64_t at = 4;
+  long long n = 0;
+  while (at + 8 <= storage.size()) {
+    std::int32_t len = 0;
+    if (!storage.read(at + 4, &len, 4).ok() || len < 0 || len > max_len) return -1;
+    at += 8 + static_cast<std::uint64_t>(len);
+    ++n;
+  }
+  return at == storage.size() ? n : -1;
+}
+
+// A tokenizer whose records are whole but not the model's count: another model's vocabulary.
+Status vocab_mismatch(Storage& storage, int vocab_size, long long records) {
+  return Status::error(StatusCode::kBadFormat,
+                       "%s: tokenizer holds %lld piece%s but the model's vocab_size is %d: it is another model's "
+                       "(give this model's tokenizer with -z)",
+                       storage.name(), records, records == 1 ? "" : "s", vocab_size);
+}
+
 }  // namespace
 
-Status Tokenizer::piece_bytes(const Storage& storage, int vocab_size, std::uint64_t* bytes) {
+Status Tokenizer::piece_bytes(Storage& storage, int vocab_size, std::uint64_t* bytes) {
   const std::uint64_t overhead = 4 + 8 * static_cast<std::uint64_t>(vocab_size);
+  if (const long long records = storage.size() < overhead ? count_records(storage) : -1; records >= 0)
+    return vocab_mismatch(storage, vocab_size, records);
   if (storage.size() < overhead)
     return Status::error(StatusCode::kBadFormat,
                          "%s: tokenizer file of %llu bytes cannot hold vocab_size = %d records (needs at least "
@@ -110,6 +136,8 @@ Status Tokenizer::load(Storage& storage, unsigned char* chunk, std::size_t chunk
     used += static_cast<std::uint64_t>(len);
   }
   offsets_[vocab_size_] = static_cast<std::uint32_t>(used);
+  if (used != piece_bytes_ && count_records(storage) > vocab_size_)
+    return vocab_mismatch(storage, vocab_size_, count_records(storage));
   if (used != piece_bytes_)
     return Status::error(StatusCode::kBadFormat,
                          "%s: tokenizer has %llu bytes after record %d: it holds more pieces than the model's "

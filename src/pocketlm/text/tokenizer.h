@@ -29,8 +29,9 @@ class Tokenizer {
  public:
   // Bytes of piece text a tokenizer file holds for `vocab_size` records: the file size
   // minus the 4-byte header and 8 bytes (score, length) per record. Error when the file is
-  // too small to hold that many records.
-  static Status piece_bytes(const Storage& storage, int vocab_size, std::uint64_t* bytes);
+  // too small to hold that many records (in pieces when its records can be counted: another
+  // model's tokenizer, with a -z hint).
+  static Status piece_bytes(Storage& storage, int vocab_size, std::uint64_t* bytes);
 
   // Refuses a NaN among scores[0..n) (kBadFormat naming `file`, `score_field` as the file
   // spells it, the token and the bits).
