@@ -133,10 +133,14 @@ Status resolve_output(const std::string& path, const char* flag, std::string* ta
   return Status();
 }
 
-Status check_output(const std::string& path, const char* flag, const std::vector<InputPath>& inputs) {
+namespace {
+
+// check_output, also giving the resolved target (OutputFile::open writes beside it).
+Status check_output_target(const std::string& path, const char* flag, const std::vector<InputPath>& inputs,
+                           std::string* resolved) {
   if (path.empty())  // `-o ''`: refused before any work, not at the rename after all of it
     return Status::error(StatusCode::kInvalidArgument, "%s '': an empty path; give the output file's name", flag);
-  std::string target;
+  std::string& target = *resolved;
   POCKETLM_TRY(resolve_output(path, flag, &target));
   struct stat out;
   if (::stat(target.c_str(), &out) != 0) return Status();  // nothing there to replace
@@ -154,6 +158,13 @@ Status check_output(const std::string& path, const char* flag, const std::vector
                            flag, path.c_str(), in.label, in.path.c_str(), flag);
   }
   return Status();
+}
+
+}  // namespace
+
+Status check_output(const std::string& path, const char* flag, const std::vector<InputPath>& inputs) {
+  std::string target;
+  return check_output_target(path, flag, inputs, &target);
 }
 
 void remove_temporaries_on_signal() {
@@ -193,8 +204,7 @@ Status OutputFile::open(const std::string& path, const char* flag, bool text_to_
     stdout_ = true;
     return Status();
   }
-  POCKETLM_TRY(check_output(path, flag));
-  POCKETLM_TRY(resolve_output(path, flag, &target_));
+  POCKETLM_TRY(check_output_target(path, flag, {}, &target_));
   // The temporary lives beside what it replaces: a rename cannot cross file systems.
   std::string templ = target_ + ".tmp-XXXXXX";  // .gitignore matches this pattern
   int fd = -1;

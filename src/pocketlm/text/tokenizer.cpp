@@ -136,8 +136,8 @@ Status Tokenizer::load(Storage& storage, unsigned char* chunk, std::size_t chunk
     used += static_cast<std::uint64_t>(len);
   }
   offsets_[vocab_size_] = static_cast<std::uint32_t>(used);
-  if (used != piece_bytes_ && count_records(storage) > vocab_size_)
-    return vocab_mismatch(storage, vocab_size_, count_records(storage));
+  if (const long long records = used != piece_bytes_ ? count_records(storage) : -1; records > vocab_size_)
+    return vocab_mismatch(storage, vocab_size_, records);
   if (used != piece_bytes_)
     return Status::error(StatusCode::kBadFormat,
                          "%s: tokenizer has %llu bytes after record %d: it holds more pieces than the model's "
