@@ -205,13 +205,40 @@ TEST(Chat, MessageLongerThanTheContextIsRefused) {
   ChatTurnStats stats;
   const Status st = f.session.chat_turn(m.data(), static_cast<int>(m.size()), 4, nullptr, nullptr, &stats);
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(std::string(st.message()).find("at most 32 fit"), std::string::npos) << st.message();
+  // 32 positions less the reply reserve, min(4, 32 / 4).
+  EXPECT_NE(std::string(st.message()).find("at most 28 fit"), std::string::npos) << st.message();
   EXPECT_EQ(f.session.chat_position(), 0);
   EXPECT_EQ(f.session.chat_turns(), 0);
   // A short one still works afterwards.
   const std::vector<std::int32_t> ok = f.encode("Once upon a time", true);
   EXPECT_TRUE(f.session.chat_turn(ok.data(), static_cast<int>(ok.size()), 4, nullptr, nullptr, &stats).ok());
   EXPECT_EQ(f.session.chat_turns(), 1);
+}
+
+// The first turn keeps the reply reserve too: a message that would leave the reply fewer than
+// min(max_reply or seq_len, seq_len / 4) positions is refused, one that leaves exactly that many
+// gets them.
+TEST(Chat, TheFirstTurnKeepsTheReplyReserve) {
+  POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
+  ChatFixture f(64);
+  ASSERT_TRUE(f.session.chat_begin(greedy()).ok());
+  EXPECT_EQ(f.session.chat_message_capacity(0), 64 - 16);
+  EXPECT_EQ(f.session.chat_message_capacity(5), 64 - 5);
+  std::string text;
+  for (int i = 0; i < 20; ++i) text += "Once upon a time ";
+  std::vector<std::int32_t> m = f.encode(text, true);
+  ASSERT_GT(m.size(), 49u);
+  m.resize(49);
+  ChatTurnStats stats;
+  const Status st = f.session.chat_turn(m.data(), 49, 0, nullptr, nullptr, &stats);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(st.message()).find("at most 48 fit"), std::string::npos) << st.message();
+  EXPECT_EQ(f.session.chat_turns(), 0);
+  m.resize(48);
+  const Turn t = run_turn(f, m, 0);
+  EXPECT_FALSE(t.stats.reply_cut && t.stats.decode_passes < 16) << t.stats.decode_passes << " reply tokens";
+  EXPECT_TRUE(t.stats.reply_ended || t.stats.decode_passes >= 16);
+  EXPECT_LE(t.stats.position, 64);
 }
 
 // generate() overwrites the kv cache: the conversation must begin again.

@@ -1,5 +1,5 @@
 // Flags as users give them: a flag given twice (the last wins, as llama2.c's argv loop), a
-// mistyped flag (a suggestion), an empty output path (refused before any work), the prompt
+// mistyped flag (a suggestion), a flag without its value, an empty output path (refused before any work), the prompt
 // from a file or stdin, and a -n that ends inside the prompt (a warning).
 #include <algorithm>
 #include <string>
@@ -34,6 +34,17 @@ TEST(CliFlags, AMistypedFlagGetsASuggestion) {
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   const CommandResult log = run_pocketlm({"run", "m.bin", "--tokenlog=x"});
   EXPECT_NE(log.err.find("did you mean --token-log?"), std::string::npos) << log.err;
+}
+
+// A flag at the end of the line, without its value: named, with what it takes, in one line.
+TEST(CliFlags, AFlagWithoutItsValueIsNamed) {
+  const CommandResult heap = run_pocketlm({"run", "m.bin", "--heap"});
+  EXPECT_EQ(heap.exit_code, 1);
+  EXPECT_EQ(heap.err, "pocketlm: error: --heap: needs a value (SIZE), and none was given (see pocketlm help run)\n");
+  const CommandResult n = run_pocketlm({"plan", "m.bin", "--seq-len"});
+  EXPECT_EQ(n.exit_code, 1);
+  EXPECT_NE(n.err.find("--seq-len: needs a value"), std::string::npos) << n.err;
+  EXPECT_EQ(n.err.find("required"), std::string::npos) << "CLI11's own words: " << n.err;
 }
 
 TEST(CliFlags, AnEmptyOutputPathIsRefusedFirst) {

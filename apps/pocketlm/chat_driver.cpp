@@ -45,7 +45,7 @@ Status ChatDriver::turn(const std::string& user, ChatTurnResult* result) {
   const std::string text = render_chat_message(template_, system_, user, sent_);
   const bool bos = template_ == ChatTemplate::kLlama2 || sent_ == 0;
   const Tokenizer& tokenizer = session_.tokenizer();
-  const int capacity = session_.chat_message_capacity();
+  const int capacity = session_.chat_message_capacity(max_reply_);
   auto refuse = [&](const std::string& notice) {
     result->refused = true;
     if (on_notice) on_notice(notice);

@@ -162,6 +162,17 @@ int run_cli(int argc, char** argv) {
                   sub->get_name() + ")");
     }
     return fail(std::string(e.what()) + " (see pocketlm help)");
+  } catch (const CLI::ArgumentMismatch& e) {
+    // CLI11 says "--heap: 1 required SIZE missing": a flag given without its value.
+    const std::vector<CLI::App*> given = app.get_subcommands();
+    const std::string command = given.empty() ? "pocketlm" : given[0]->get_name();
+    const std::string what = e.what();
+    const std::size_t colon = what.find(": 1 required ");
+    const std::size_t missing = what.rfind(" missing");
+    if (colon != std::string::npos && missing != std::string::npos && missing > colon + 13)
+      return fail(what.substr(0, colon) + ": needs a value (" + what.substr(colon + 13, missing - colon - 13) +
+                  "), and none was given (see pocketlm help " + command + ")");
+    return fail(command + ": " + what + " (see pocketlm help " + command + ")");
   } catch (const CLI::ParseError& e) {
     // One line, exit code 1, like every other bad input; named after the command it concerns.
     const std::vector<CLI::App*> given = app.get_subcommands();

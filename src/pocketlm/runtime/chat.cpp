@@ -48,9 +48,12 @@ Status Session::chat_begin(const SamplerParams& params) {
   return Status();
 }
 
-int Session::chat_message_capacity() const {
-  if (!chat_begun_) return 0;
-  return seq_len() - chat_pinned_ - (chat_pending_ >= 0 ? 1 : 0);
+int Session::chat_message_capacity(int max_reply) const {
+  if (!chat_begun_ || max_reply < 0) return 0;
+  // Behind the pinned opening, the pending token and the reply's reserve: the first turn too,
+  // so that its reply gets the reserve a later one gets.
+  const int free = seq_len() - chat_pinned_ - (chat_pending_ >= 0 ? 1 : 0) - reply_reserve(max_reply, seq_len());
+  return free > 0 ? free : 0;
 }
 
 ChatRoom Session::plan_room(int n_in, int reserve) const {
@@ -116,12 +119,12 @@ Status Session::run_chat_turn(const std::int32_t* message, int n, int max_reply,
                            static_cast<int>(message[i]), vocab);
   if (max_reply < 0) return Status::error(StatusCode::kInvalidArgument, "turn: max_reply = %d is negative", max_reply);
   const int seq = seq_len();
-  const int capacity = chat_message_capacity();
+  const int capacity = chat_message_capacity(max_reply);
   if (n > capacity)
     return Status::error(StatusCode::kInvalidArgument,
                          "turn: the message is %d tokens but at most %d fit in the context (seq_len %d, %d kept from "
-                         "the first turn); not sent",
-                         n, capacity, seq, chat_pinned_);
+                         "the first turn, %d reserved for the reply); not sent",
+                         n, capacity, seq, chat_pinned_, reply_reserve(max_reply, seq));
   auto now = [this] { return clock_ ? clock_() : std::uint64_t{0}; };
   ChatTurnStats s;
   const std::uint64_t start = now();

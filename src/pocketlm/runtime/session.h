@@ -220,8 +220,10 @@ class Session {
   std::int32_t chat_pending() const { return chat_pending_; }
   // Positions the context-full policy never drops (0 before the first turn).
   int chat_pinned() const { return chat_pinned_; }
-  // The most message tokens the next turn accepts (bounded input), after the policy makes room.
-  int chat_message_capacity() const;
+  // The most message tokens the next turn accepts (bounded input) when its reply may be
+  // max_reply tokens (0: unbounded), after the policy makes room: seq_len less the pinned
+  // opening, the pending token and the reply reserve, min(max_reply or seq_len, seq_len / 4).
+  int chat_message_capacity(int max_reply) const;
   // What the context-full policy will do before a turn of an n-token message (for a notice
   // shown before the turn runs).
   ChatRoom chat_room(int n, int max_reply) const;
