@@ -39,6 +39,7 @@ struct Collected {
 
 bool collect(std::int32_t prev, std::int32_t next, void* ctx) {
   Collected* c = static_cast<Collected*>(ctx);
+  if (next == c->tokenizer->bos_id() || next == c->tokenizer->eos_id()) return true;  // the C API's empty piece
   const Piece p = c->tokenizer->decode(prev, next);
   c->text.append(reinterpret_cast<const char*>(p.data), p.size);
   return true;
@@ -82,14 +83,25 @@ struct CApi : ::testing::Test {
     memory.resize(pocketlm_session_bytes() + 1);
     // An odd address: create aligns within the bytes it is given.
     ASSERT_EQ(pocketlm_create(memory.data() + 1, memory.size() - 1, &s), POCKETLM_OK) << pocketlm_last_error(nullptr);
+    pocketlm_config_defaults(&config);
     config.model = {read_file_cb, &file, file.size(), "stories1M.gguf"};
   }
   void TearDown() override { pocketlm_close(s); }
   FileStorage file;
   std::vector<unsigned char> memory;
   pocketlm_session* s = nullptr;
-  pocketlm_config config = {};
+  pocketlm_config config;
+  pocketlm_memory_plan plan = {sizeof(pocketlm_memory_plan)};
 };
+
+pocketlm_sampler sampler_of(float temperature, float topp, std::uint64_t seed) {
+  pocketlm_sampler p;
+  pocketlm_sampler_defaults(&p);
+  p.temperature = temperature;
+  p.topp = topp;
+  p.seed = seed;
+  return p;
+}
 
 TEST_F(CApi, PlanIsTheSessionsPlanPerTier) {
   config.ram_tier_count = 2;
@@ -97,7 +109,6 @@ TEST_F(CApi, PlanIsTheSessionsPlanPerTier) {
   config.ram_tiers[1] = {"psram", 8u << 20};
   config.seq_len = 128;
   config.kernels = "tiled4";
-  pocketlm_memory_plan plan;
   ASSERT_EQ(pocketlm_plan(s, &config, &plan), POCKETLM_OK) << pocketlm_last_error(s);
   ASSERT_EQ(plan.tier_count, 3);
   EXPECT_STREQ(plan.tiers[0].name, "sram");
@@ -124,9 +135,9 @@ TEST_F(CApi, PlanIsTheSessionsPlanPerTier) {
   ASSERT_EQ(pocketlm_prompt_capacity(s, 5, &entries), POCKETLM_OK);
   std::vector<std::int32_t> ids(entries);
   int n = 0;
-  ASSERT_EQ(pocketlm_encode(s, "Hello", 5, ids.data(), ids.size(), &n), POCKETLM_OK) << pocketlm_last_error(s);
-  pocketlm_sampler greedy = {0.0f, 0.9f, 1};
-  pocketlm_stats stats;
+  ASSERT_EQ(pocketlm_encode(s, "Hello", 5, 1, ids.data(), ids.size(), &n), POCKETLM_OK) << pocketlm_last_error(s);
+  const pocketlm_sampler greedy = sampler_of(0.0f, 0.9f, 1);
+  pocketlm_stats stats = {sizeof stats};
   struct Stop {
     int calls = 0;
   } stop;
@@ -141,7 +152,6 @@ TEST_F(CApi, PlanThatDoesNotFitNamesTheTier) {
   config.ram_tier_count = 1;
   config.ram_tiers[0] = {"heap", 100000};
   config.storage_capacity = 1000;  // the model file cannot be stored either
-  pocketlm_memory_plan plan;
   EXPECT_EQ(pocketlm_plan(s, &config, &plan), POCKETLM_OUT_OF_MEMORY);
   EXPECT_EQ(plan.fits, 0);
   EXPECT_GT(plan.tier_count, 0);
@@ -149,7 +159,6 @@ TEST_F(CApi, PlanThatDoesNotFitNamesTheTier) {
 }
 
 TEST_F(CApi, BadInputIsAOneLineErrorNamingTheField) {
-  pocketlm_memory_plan plan;
   struct Case {
     const char* why;
     void (*mutate)(pocketlm_config*);
@@ -163,6 +172,11 @@ TEST_F(CApi, BadInputIsAOneLineErrorNamingTheField) {
       {"kernels", [](pocketlm_config* c) { c->kernels = "sse9"; }, "config.kernels = 'sse9'"},
       {"reserved", [](pocketlm_config* c) { c->storage_capacity = 10, c->storage_reserved = 10; },
        "config.storage_reserved = 10"},
+      {"kv", [](pocketlm_config* c) { c->kv_type = "q4"; }, "config.kv_type = 'q4'"},
+      {"batch", [](pocketlm_config* c) { c->prefill_batch = -1; }, "config.prefill_batch = -1"},
+      {"threads", [](pocketlm_config* c) { c->parallel_for = [](void*, int, void (*)(void*, int), void*) {}; },
+       "config.parallel_threads = 0"},
+      {"size", [](pocketlm_config* c) { c->size = 0; }, "config->size = 0"},
   };
   for (const Case& k : cases) {
     SCOPED_TRACE(k.why);
@@ -175,20 +189,25 @@ TEST_F(CApi, BadInputIsAOneLineErrorNamingTheField) {
   }
   EXPECT_EQ(pocketlm_plan(s, nullptr, &plan), POCKETLM_INVALID_ARGUMENT);
   EXPECT_STREQ(pocketlm_last_error(s), "config: null");
+  // The engine's own checks name the C fields too.
+  pocketlm_config c = config;
+  c.seq_len = 100000;
+  EXPECT_EQ(pocketlm_plan(s, &c, &plan), POCKETLM_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(pocketlm_last_error(s)).find("config.seq_len = 100000 is outside"), std::string::npos)
+      << pocketlm_last_error(s);
 
   // Open needs a buffer for every tier the plan uses: the API allocates nothing.
   EXPECT_EQ(pocketlm_open(s, &config), POCKETLM_INVALID_ARGUMENT);
   EXPECT_NE(std::string(pocketlm_last_error(s)).find("config.tier_buffers[0] (ram): null"), std::string::npos)
       << pocketlm_last_error(s);
   std::int32_t ids[8] = {1};
-  pocketlm_sampler sampler = {0.5f, 0.9f, 1};
+  const pocketlm_sampler sampler = sampler_of(0.5f, 0.9f, 1);
   auto cb = [](void*, std::int32_t, const char*, std::size_t) { return 0; };
-  EXPECT_EQ(pocketlm_generate(s, ids, 1, 4, &sampler, cb, nullptr, nullptr), POCKETLM_INVALID_ARGUMENT);
-  EXPECT_STREQ(pocketlm_last_error(s), "pocketlm_generate: the session is not open");
+  EXPECT_EQ(pocketlm_generate(s, ids, 1, 4, &sampler, cb, nullptr, nullptr), POCKETLM_ERR_STATE);
+  EXPECT_STREQ(pocketlm_last_error(s), "pocketlm_generate: the session is not open (pocketlm_open first)");
 }
 
 TEST_F(CApi, SamplerAndBufferErrors) {
-  pocketlm_memory_plan plan;
   ASSERT_EQ(pocketlm_plan(s, &config, &plan), POCKETLM_OK);
   std::vector<unsigned char> small(plan.tiers[0].bytes / 2);
   config.tier_buffers[0] = small.data();
@@ -196,25 +215,34 @@ TEST_F(CApi, SamplerAndBufferErrors) {
   EXPECT_EQ(pocketlm_open(s, &config), POCKETLM_OUT_OF_MEMORY);
   EXPECT_NE(std::string(pocketlm_last_error(s)).find("the buffer for tier ram"), std::string::npos)
       << pocketlm_last_error(s);
-  pocketlm_close(s);
+  // After a failed open only close is allowed.
+  EXPECT_EQ(pocketlm_open(s, &config), POCKETLM_ERR_STATE);
+  EXPECT_EQ(pocketlm_close(s), POCKETLM_OK);
 
   ASSERT_EQ(pocketlm_create(memory.data(), memory.size(), &s), POCKETLM_OK);
   std::vector<unsigned char> arena(plan.tiers[0].bytes + 15);
   config.tier_buffers[0] = arena.data();
   config.tier_buffer_bytes[0] = arena.size();
   ASSERT_EQ(pocketlm_open(s, &config), POCKETLM_OK) << pocketlm_last_error(s);
-  EXPECT_EQ(pocketlm_open(s, &config), POCKETLM_INVALID_ARGUMENT);
+  EXPECT_EQ(pocketlm_open(s, &config), POCKETLM_ERR_STATE);
   std::int32_t ids[1] = {1};
   auto cb = [](void*, std::int32_t, const char*, std::size_t) { return 0; };
-  const pocketlm_sampler bad[] = {{-1.0f, 0.9f, 1}, {0.5f, NAN, 1}, {0.5f, 0.9f, 0}};
-  const char* expect[] = {"sampler.temperature = -1", "sampler.topp = nan", "sampler.seed = 0"};
-  for (int i = 0; i < 3; ++i) {
+  const pocketlm_sampler bad[] = {sampler_of(-1.0f, 0.9f, 1), sampler_of(0.5f, NAN, 1), sampler_of(0.5f, 0.9f, 0),
+                                  sampler_of(0.5f, 1.5f, 1)};
+  const char* expect[] = {"sampler.temperature = -1", "sampler.topp = nan", "sampler.seed = 0", "sampler.topp = 1.5"};
+  for (int i = 0; i < 4; ++i) {
     EXPECT_EQ(pocketlm_generate(s, ids, 1, 4, &bad[i], cb, nullptr, nullptr), POCKETLM_INVALID_ARGUMENT);
     EXPECT_NE(std::string(pocketlm_last_error(s)).find(expect[i]), std::string::npos) << pocketlm_last_error(s);
   }
   int n = 0;
   std::int32_t few[2];
-  EXPECT_NE(pocketlm_encode(s, "Once upon a time", 16, few, 2, &n), POCKETLM_OK);
+  EXPECT_NE(pocketlm_encode(s, "Once upon a time", 16, 1, few, 2, &n), POCKETLM_OK);
+  // An error is the last call's only: the next good call clears it.
+  EXPECT_NE(std::string(pocketlm_last_error(s)), "");
+  EXPECT_EQ(pocketlm_seq_len(s), 256);
+  std::int32_t more[256];
+  EXPECT_EQ(pocketlm_encode(s, "Once upon a time", 16, 1, more, 256, &n), POCKETLM_OK);
+  EXPECT_STREQ(pocketlm_last_error(s), "");
 }
 
 TEST(CApiCreate, MemoryTooSmallOrNull) {

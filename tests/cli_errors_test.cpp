@@ -282,7 +282,7 @@ TEST(CliPromptError, FarLongerThanSeqLenIsRefusedBeforeEncoding) {
   for (const char* command : {"run", "bench"}) {
     const std::vector<std::string> args = {command, model(), "-z", tok512(), "-i", prompt};
     expect_one_line_error(args, run_pocketlm(args), 1,
-                          {"-i", "prompt of " + std::to_string(prompt.size()) + " bytes", "at least", "512 (seq_len)"});
+                          {"-i: " + std::to_string(prompt.size()) + " bytes encode", "at least", "512 (seq_len)"});
   }
 }
 

@@ -39,7 +39,7 @@ std::vector<int> greedy_tokens(pocketlm_config config) {
   std::vector<unsigned char> memory(pocketlm_session_bytes());
   pocketlm_session* s = nullptr;
   EXPECT_EQ(pocketlm_create(memory.data(), memory.size(), &s), POCKETLM_OK);
-  pocketlm_memory_plan plan;
+  pocketlm_memory_plan plan = {sizeof plan};
   EXPECT_EQ(pocketlm_plan(s, &config, &plan), POCKETLM_OK) << pocketlm_last_error(s);
   std::vector<std::vector<unsigned char>> buffers;
   for (int t = 0; t < plan.tier_count; ++t) {
@@ -52,8 +52,10 @@ std::vector<int> greedy_tokens(pocketlm_config config) {
   EXPECT_EQ(pocketlm_open(s, &config), POCKETLM_OK) << pocketlm_last_error(s);
   std::int32_t ids[256];
   int n = 0;
-  EXPECT_EQ(pocketlm_encode(s, "Once upon a time", 16, ids, 256, &n), POCKETLM_OK);
-  const pocketlm_sampler greedy = {0.0f, 0.9f, 1};
+  EXPECT_EQ(pocketlm_encode(s, "Once upon a time", 16, 1, ids, 256, &n), POCKETLM_OK);
+  pocketlm_sampler greedy;
+  pocketlm_sampler_defaults(&greedy);
+  greedy.temperature = 0.0f;
   auto cb = [](void* ctx, std::int32_t token, const char*, std::size_t) {
     static_cast<std::vector<int>*>(ctx)->push_back(token);
     return 0;
@@ -70,7 +72,8 @@ int memory_read(void* ctx, std::uint64_t offset, void* dst, std::size_t bytes) {
 
 std::vector<int> reference_tokens() {
   static const std::vector<unsigned char> bytes = test::read_file(kModel);
-  pocketlm_config config = {};
+  pocketlm_config config;
+  pocketlm_config_defaults(&config);
   config.model = {memory_read, const_cast<unsigned char*>(bytes.data()), bytes.size(), "memory"};
   return greedy_tokens(config);
 }
@@ -230,7 +233,8 @@ TEST(EspPort, ModelAndTokenizerReadFromAPartitionOfAFlashImage) {
   ASSERT_EQ(esp_partition_storages(&part, &model_file, &tokenizer_file, &config, message, sizeof message), POCKETLM_OK)
       << message;
   // The same tokens as the two files read from memory.
-  pocketlm_config from_memory = {};
+  pocketlm_config from_memory;
+  pocketlm_config_defaults(&from_memory);
   from_memory.model = {memory_read, const_cast<unsigned char*>(model.data()), model.size(), "memory:model"};
   from_memory.tokenizer = {memory_read, const_cast<unsigned char*>(tokenizer.data()), tokenizer.size(),
                            "memory:tokenizer"};

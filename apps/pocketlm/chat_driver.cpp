@@ -8,21 +8,18 @@
 namespace pocketlm::cli {
 
 Status parse_chat_template(const std::string& name, ChatTemplate* out) {
-  if (name == "none") {
-    *out = ChatTemplate::kNone;
-  } else if (name == "llama2") {
-    *out = ChatTemplate::kLlama2;
-  } else {
+  if (!find_chat_template(name.c_str(), out))
     return Status::error(StatusCode::kInvalidArgument, "--template: unknown template '%s' (expected none or llama2)",
                          name.c_str());
-  }
   return Status();
 }
 
 std::string render_chat_message(ChatTemplate t, const std::string& system, const std::string& user, int turn) {
-  if (t == ChatTemplate::kNone) return user;
-  if (turn == 0 && !system.empty()) return "[INST] <<SYS>>\n" + system + "\n<</SYS>>\n\n" + user + " [/INST]";
-  return "[INST] " + user + " [/INST]";
+  const std::size_t n = pocketlm::render_chat_message(t, system.data(), system.size(), user.data(), user.size(), turn,
+                                                      nullptr, 0);
+  std::string text(n, '\0');
+  pocketlm::render_chat_message(t, system.data(), system.size(), user.data(), user.size(), turn, text.data(), n);
+  return text;
 }
 
 void ChatDriver::sink(const char* text, std::size_t len, void* ctx) {
@@ -43,7 +40,7 @@ bool ChatDriver::on_token(std::int32_t prev, std::int32_t next, void* ctx) {
 Status ChatDriver::turn(const std::string& user, ChatTurnResult* result) {
   *result = ChatTurnResult();
   const std::string text = render_chat_message(template_, system_, user, sent_);
-  const bool bos = template_ == ChatTemplate::kLlama2 || sent_ == 0;
+  const bool bos = chat_message_bos(template_, sent_);
   const Tokenizer& tokenizer = session_.tokenizer();
   const int capacity = session_.chat_message_capacity(max_reply_);
   auto refuse = [&](const std::string& notice) {

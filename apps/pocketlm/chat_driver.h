@@ -9,17 +9,12 @@
 #include <vector>
 
 #include "pocketlm/runtime/session.h"
+#include "pocketlm/text/chat_template.h"
 #include "pocketlm/text/utf8_stream.h"
 
 namespace pocketlm::cli {
 
-// How a message becomes tokens (--template):
-// - none: plain text (a story continued turn by turn, for models that are not chat models):
-//   the first message with BOS, later ones without, as continuations of the same text;
-// - llama2: llama2.c's run.c chat(): every message encoded with BOS as "[INST] {user} [/INST]",
-//   the first one as "[INST] <<SYS>>\n{system}\n<</SYS>>\n\n{user} [/INST]" when a system
-//   prompt is given (-y).
-enum class ChatTemplate { kNone, kLlama2 };
+// How a message becomes tokens (--template): text/chat_template.h's templates.
 Status parse_chat_template(const std::string& name, ChatTemplate* out);
 
 // The text the template makes of message number `turn` (0 = the first).

@@ -12,12 +12,21 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <new>
 
 namespace pocketlm::cli {
 
+// The engine names the values it was given by their fields (base/status.h); the CLI by its flags.
+constexpr FieldName kFlagNames[] = {
+    {"seq_len", "--seq-len"}, {"text", "-i"},          {"steps", "-n"},
+    {"seed", "-s"},           {"kernels", "--kernels"}, {"prefill_batch", "--prefill-batch"},
+};
+
 int fail(const Status& status) {
-  std::fprintf(stderr, "pocketlm: error: %s\n", status.message());
+  char message[Status::kMaxMessage + 32];
+  rename_field(status.message(), kFlagNames, static_cast<int>(std::size(kFlagNames)), message, sizeof message);
+  std::fprintf(stderr, "pocketlm: error: %s\n", message);
   return kExitError;
 }
 

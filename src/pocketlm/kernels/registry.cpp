@@ -81,7 +81,7 @@ Status check_kernels_cover(const Kernels& kernels, TensorType type, const char* 
   const TensorType act = type_traits(type).activation;
   const bool quantizes = type_traits(act).quantize != nullptr;
   if (!kernels.matmul[type_index(type)] || (quantizes && !kernels.quantize_act[type_index(act)]))
-    return Status::error(StatusCode::kUnsupported, "--kernels %s: no %s matmul for tensor %s (type %s)", kernels.name,
+    return Status::error(StatusCode::kUnsupported, "kernels = %s: no %s matmul for tensor %s (type %s)", kernels.name,
                          type_name(type), tensor, type_name(type));
   return Status();
 }

@@ -22,6 +22,8 @@ class Decoder : public Model {
   }
   Status status() const override { return weights_.status(); }
   void settle() override { weights_.settle(); }
+  void clear_status() override { weights_.clear_status(); }
+  void set_abort(const std::atomic<int>* flag) override { weights_.set_abort(flag); }
   void set_parallel(Parallel* parallel) override { ops_.set_parallel(parallel); }
   // x = the token's embedding row, the kind's layers, then the final RMSNorm and the classifier.
   float* forward(int token, int pos) final;

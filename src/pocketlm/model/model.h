@@ -4,6 +4,7 @@
 // Kinds are registered in model/model_kind.cpp and chosen by ModelSpec::architecture.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -35,6 +36,12 @@ class Model {
   virtual Status status() const = 0;
   // Waits for a read still in flight.
   virtual void settle() = 0;
+  // Forgets the read error of an earlier call (status() ok again): a failed read ends the call
+  // that met it, and the next call reads again.
+  virtual void clear_status() = 0;
+  // A flag another thread may set to stop a pass between weight blocks read from storage
+  // (status() then says kAborted); nullptr: none.
+  virtual void set_abort(const std::atomic<int>* flag) = 0;
   // Splits matmul rows and attention heads over `parallel` (nullptr: the calling thread).
   virtual void set_parallel(Parallel* parallel) = 0;
   // Runs one token at position pos (0 <= pos < seq_len, both checked by the caller) and

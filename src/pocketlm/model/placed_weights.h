@@ -49,6 +49,13 @@ class PlacedWeights final : public WeightSource {
   Status status() const override { return status_.ok() ? stream_.status() : status_; }
   // Waits for a read in flight.
   void settle() { stream_.settle(); }
+  // Forgets an earlier call's read error (settled first): the next pass reads again.
+  void clear_status() {
+    stream_.settle();
+    stream_.clear_status();
+    status_ = Status();
+  }
+  void set_abort(const std::atomic<int>* flag) { stream_.set_abort(flag); }
 
  private:
   // The slot a tensor is loaded into; nullptr for tensors no model kind reads.

@@ -167,7 +167,10 @@ Matrix WeightStream::rows(const StreamedMatrix& m, int r0) {
   const std::size_t rv = row_value_bytes(t.type, n, t.group), rs = row_scale_bytes(t.type, n, t.group);
   const Block b{m.index, r0};
   int slot = 0;
-  const bool ok = fetch(b, &slot);
+  // Between blocks is where a slow medium spends a token's time: the place to stop a call.
+  if (abort_ && abort_->load(std::memory_order_relaxed) != 0 && status_.ok())
+    status_ = Status::error(StatusCode::kAborted, "aborted: the abort flag was set (between weight blocks)");
+  const bool ok = fetch(b, &slot) && status_.ok();
   // The next block streams in while this one is computed.
   const Block next = next_after(b);
   if (next.matrix >= 0 && status_.ok()) submit(next, 1 - slot);

@@ -7,6 +7,7 @@
 // token needs: the bytes read per token are exactly the streamed matrices' bytes.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -69,6 +70,11 @@ class WeightStream {
   // Waits for a read in flight (before another reader uses the storage, or at the end).
   void settle();
   Status status() const { return status_; }
+  // Forgets the error of an earlier call (after settle()), so that the next token reads again.
+  void clear_status() { status_ = Status(); }
+  // A flag another thread may set: a non-zero value stops the stream at its next block (the
+  // pass then computes on zeros and status() says kAborted). nullptr: none.
+  void set_abort(const std::atomic<int>* flag) { abort_ = flag; }
 
  private:
   struct Block {
@@ -96,6 +102,7 @@ class WeightStream {
   Block completed_;   // read into completed_slot_, not yet served
   int completed_slot_ = 0;
   Status status_;
+  const std::atomic<int>* abort_ = nullptr;
 };
 
 }  // namespace pocketlm

@@ -20,12 +20,14 @@ int reply_reserve(int max_reply, int seq_len) {
 Status Session::run_positions(const std::int32_t* tokens, int count, int pos, int* blocks) {
   int i = 0;
   while (const int c = prefill_block(count - i)) {
+    POCKETLM_TRY(check_abort());
     model_->forward_batch(tokens + i, c, pos + i);
     POCKETLM_TRY(model_->status());
     ++*blocks;
     i += c;
   }
   for (; i < count; ++i) {
+    POCKETLM_TRY(check_abort());
     model_->forward(tokens[i], pos + i);
     POCKETLM_TRY(model_->status());
   }
@@ -38,7 +40,7 @@ Status Session::chat_begin(const SamplerParams& params) {
   if (!chat_tokens_)
     return Status::error(StatusCode::kInvalidArgument, "session: chat needs SessionOptions::chat (the chat history)");
   if (params.seed == 0)
-    return Status::error(StatusCode::kInvalidArgument, "-s: seed 0 would stall the xorshift generator");
+    return Status::error(StatusCode::kInvalidArgument, "seed = 0 would stall the xorshift generator");
   sampler_.configure(params, *kernels_);
   chat_pos_ = 0;
   chat_turns_ = 0;
@@ -128,6 +130,8 @@ Status Session::run_chat_turn(const std::int32_t* message, int n, int max_reply,
   auto now = [this] { return clock_ ? clock_() : std::uint64_t{0}; };
   ChatTurnStats s;
   const std::uint64_t start = now();
+  begin_call();
+  POCKETLM_TRY(check_abort());
   const int n_in = n + (chat_pending_ >= 0 ? 1 : 0);
   POCKETLM_TRY(make_room(plan_room(n_in, reply_reserve(max_reply, seq)), &s));
 
@@ -171,6 +175,7 @@ Status Session::run_chat_turn(const std::int32_t* message, int n, int max_reply,
       s.reply_cut = true;
       break;
     }
+    POCKETLM_TRY(check_abort());
     logits = model_->forward(next, chat_pos_);
     POCKETLM_TRY(model_->status());
     chat_tokens_[chat_pos_++] = next;

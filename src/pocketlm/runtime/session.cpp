@@ -89,7 +89,8 @@ Session::~Session() {
 Status Session::carve_all(const ModelSpec& spec, int seq_len, const Kernels& kernels, const WeightPlacement& placement,
                           KvType kv, int prefill_batch, std::uint64_t piece_bytes, std::size_t chunk_bytes,
                           Arena& arena, Model* model, Tokenizer* tokenizer, Sampler* sampler, unsigned char** chunk,
-                          bool chat, std::int32_t** chat_tokens, std::int32_t** chat_starts) {
+                          bool chat, std::int32_t** chat_tokens, std::int32_t** chat_starts,
+                          std::size_t chat_text_bytes, char** chat_text, std::int32_t** chat_text_tokens) {
   const std::int32_t vocab = spec.config.vocab_size;
   POCKETLM_TRY(model->carve(spec, seq_len, kernels, placement, kv, arena));
   POCKETLM_TRY(model->carve_prefill(prefill_batch, arena));
@@ -101,6 +102,12 @@ Status Session::carve_all(const ModelSpec& spec, int seq_len, const Kernels& ker
   if (chat) {
     POCKETLM_TRY(carve_array(arena, kChatHistoryRegion, static_cast<std::uint64_t>(seq_len), chat_tokens));
     POCKETLM_TRY(carve_array(arena, kChatHistoryRegion, static_cast<std::uint64_t>(seq_len), chat_starts));
+    if (chat_text_bytes > 0) {
+      std::size_t entries = 0;
+      POCKETLM_TRY(Tokenizer::encode_capacity(chat_text_bytes, &entries));
+      POCKETLM_TRY(carve_array(arena, kChatTextRegion, chat_text_bytes, chat_text));
+      POCKETLM_TRY(carve_array(arena, kChatTextRegion, entries, chat_text_tokens));
+    }
   }
   return Status();
 }
@@ -125,6 +132,8 @@ Status Session::measure(Storage& model, const ModelSpec& spec, const SessionOpti
                                         session_kernels(options).attention_batch != nullptr, chunk, plan));
   if (options.chat)
     POCKETLM_TRY(plan->add(kChatHistoryRegion, 0, "chat: token ids and turn starts, 2 x seq_len x int32", Heat::kRare));
+  if (options.chat && options.chat_text_bytes > 0)
+    POCKETLM_TRY(plan->add(kChatTextRegion, 0, "chat: one rendered message and its encoding scratch", Heat::kRare));
   Arena measuring;
   measuring.init_measuring(plan);
   ScopedModel m(model_memory);
@@ -132,11 +141,11 @@ Status Session::measure(Storage& model, const ModelSpec& spec, const SessionOpti
   Tokenizer tok;
   Sampler sampler;
   unsigned char* buffer = nullptr;
-  std::int32_t *chat_tokens = nullptr, *chat_starts = nullptr;
+  std::int32_t *chat_tokens = nullptr, *chat_starts = nullptr, *chat_text_tokens = nullptr;
+  char* chat_text = nullptr;
   POCKETLM_TRY(carve_all(spec, seq_len, session_kernels(options), placement, options.kv, prefill_batch, piece_bytes, chunk,
-                         measuring,
-                         m.get(), &tok,
-                         &sampler, &buffer, options.chat, &chat_tokens, &chat_starts));
+                         measuring, m.get(), &tok, &sampler, &buffer, options.chat, &chat_tokens, &chat_starts,
+                         options.chat_text_bytes, &chat_text, &chat_text_tokens));
   assign_ram_tiers(plan);
   plan->set_storage_bytes_per_token(storage_cost(spec, placement).bytes_per_token);
   plan->set_storage_file_bytes(spec.file_bytes);
@@ -155,10 +164,10 @@ Status Session::plan_in(Storage& model, Storage* tokenizer, const SessionOptions
   // Before any size below is taken as a size_t (32-bit hosts: a tensor of 4 GiB or more).
   POCKETLM_TRY(check_tensors_addressable(model.name(), *spec, SIZE_MAX));
   if (options.seq_len < 0 || options.seq_len > spec->config.seq_len)
-    return Status::error(StatusCode::kInvalidArgument, "--seq-len: %d is outside [1, %d] (the model's seq_len)",
+    return Status::error(StatusCode::kInvalidArgument, "seq_len = %d is outside [1, %d] (the model's seq_len)",
                          options.seq_len, spec->config.seq_len);
   if (options.prefill_batch < 0)
-    return Status::error(StatusCode::kInvalidArgument, "prefill batch: %d tokens; 0 (the plan's choice) or more",
+    return Status::error(StatusCode::kInvalidArgument, "prefill_batch = %d tokens; 0 (the plan's choice) or more",
                          options.prefill_batch);
   if (options.io_chunk_bytes == 0)
     return Status::error(StatusCode::kInvalidArgument, "io chunk: 0 bytes; reads need a positive chunk size");
@@ -286,9 +295,12 @@ Status Session::open(Storage& model, Storage* tokenizer, const SessionOptions& o
   unsigned char* buffer = nullptr;
   kernels_ = &session_kernels(options);
   POCKETLM_TRY(carve_all(spec, seq_len, *kernels_, placement_, options.kv, prefill_batch_, piece_bytes, chunk, arena_,
-                         model_,
-                         &tokenizer_,
-                         &sampler_, &buffer, options.chat, &chat_tokens_, &chat_starts_));
+                         model_, &tokenizer_, &sampler_, &buffer, options.chat, &chat_tokens_, &chat_starts_,
+                         options.chat_text_bytes, &chat_text_, &chat_text_tokens_));
+  if (chat_text_) {
+    chat_text_bytes_ = options.chat_text_bytes;
+    POCKETLM_TRY(Tokenizer::encode_capacity(chat_text_bytes_, &chat_text_token_entries_));
+  }
   // The tokenizer is small and its errors are common: check it before reading the weights.
   if (tokenizer)
     POCKETLM_TRY(tokenizer_.load(*tokenizer, buffer, chunk));
@@ -299,6 +311,8 @@ Status Session::open(Storage& model, Storage* tokenizer, const SessionOptions& o
   POCKETLM_TRY(model_->load(model_reads_, options.io_chunk_bytes, options.read_queue));
   parallel_ = options.parallel;
   model_->set_parallel(parallel_);
+  abort_ = options.abort;
+  model_->set_abort(abort_);
   clock_ = options.clock;
   clock_ticks_per_second_ = options.clock_ticks_per_second ? options.clock_ticks_per_second : 1;
   ready_ = true;
@@ -309,7 +323,7 @@ Status Session::prompt_capacity(std::size_t len, std::size_t* entries) const {
   const std::uint64_t at_least = 1 + tokenizer_.min_tokens(len);  // BOS, then the text's
   if (at_least > static_cast<std::uint64_t>(seq_len()))
     return Status::error(StatusCode::kInvalidArgument,
-                         "-i: the prompt of %zu bytes encodes to at least %llu tokens (a token spells at most %d "
+                         "text: %zu bytes encode to at least %llu tokens (a token spells at most %d "
                          "bytes) but the context holds %d (seq_len)",
                          len, static_cast<unsigned long long>(at_least), tokenizer_.longest_piece(), seq_len());
   return Tokenizer::encode_capacity(len, entries);
@@ -321,7 +335,7 @@ Status Session::encode(const char* text, std::size_t len, std::int32_t* tokens, 
   POCKETLM_TRY(tokenizer_.encode(text, len, /*bos=*/true, /*eos=*/false, tokens, capacity, n));
   if (*n > seq_len())
     return Status::error(StatusCode::kInvalidArgument,
-                         "-i: the prompt encodes to %d tokens but the context holds %d (seq_len)", *n, seq_len());
+                         "text: encodes to %d tokens but the context holds %d (seq_len)", *n, seq_len());
   return Status();
 }
 
@@ -336,7 +350,7 @@ Status Session::generate(const std::int32_t* prompt, int n_prompt, int steps, co
     return Status::error(StatusCode::kInvalidArgument, "session: generate() needs a session that opened successfully");
   const int vocab = spec().config.vocab_size;
   if (steps < 1 || steps > seq_len())
-    return Status::error(StatusCode::kInvalidArgument, "-n: steps = %d is outside [1, %d] (seq_len)", steps,
+    return Status::error(StatusCode::kInvalidArgument, "steps = %d is outside [1, %d] (seq_len)", steps,
                          seq_len());
   if (n_prompt < 1) return Status::error(StatusCode::kInvalidArgument, "prompt: at least one token (BOS) is needed");
   for (int i = 0; i < n_prompt; ++i)
@@ -344,9 +358,10 @@ Status Session::generate(const std::int32_t* prompt, int n_prompt, int steps, co
       return Status::error(StatusCode::kInvalidArgument, "prompt: token %d = %d is outside [0, %d)", i, static_cast<int>(prompt[i]),
                            vocab);
   if (params.seed == 0)
-    return Status::error(StatusCode::kInvalidArgument, "-s: seed 0 would stall the xorshift generator");
+    return Status::error(StatusCode::kInvalidArgument, "seed = 0 would stall the xorshift generator");
   sampler_.configure(params, *kernels_);
   chat_begun_ = false;  // the kv cache is overwritten
+  begin_call();
 
   const int bos = spec().config.bos_id;
   auto now = [this] { return clock_ ? clock_() : std::uint64_t{0}; };
@@ -367,6 +382,10 @@ Status Session::generate(const std::int32_t* prompt, int n_prompt, int steps, co
   while (!stopped) {
     const int count = prefill_block(forced_end - pos);
     if (count == 0) break;
+    if (const Status aborted = check_abort(); !aborted.ok()) {
+      model_->settle();
+      return aborted;
+    }
     const std::uint64_t bytes = model_reads_.bytes(), seeks = model_reads_.seeks();
     model_->forward_batch(prompt + pos, count, pos);
     const Status read = model_->status();
@@ -393,6 +412,10 @@ Status Session::generate(const std::int32_t* prompt, int n_prompt, int steps, co
   }
   std::int32_t token = prompt[pos];
   while (!stopped && pos < steps) {
+    if (const Status aborted = check_abort(); !aborted.ok()) {
+      model_->settle();
+      return aborted;
+    }
     const std::uint64_t bytes = model_reads_.bytes(), seeks = model_reads_.seeks();
     float* logits = model_->forward(token, pos);
     // A read of weights kept in storage failed (the pass computed on zeros): stop.
@@ -442,6 +465,48 @@ Status Session::generate(const std::int32_t* prompt, int n_prompt, int steps, co
   // run.c's figure, counting the positions after the first forward call.
   s.achieved_tok_per_s = pos > first_passes && elapsed > 0 ? (pos - first_passes) / elapsed : 0.0;
   if (stats) *stats = s;
+  return Status();
+}
+
+Status Session::check_abort() const {
+  if (abort_ && abort_->load(std::memory_order_relaxed) != 0)
+    return Status::error(StatusCode::kAborted, "aborted: the abort flag was set (between tokens)");
+  return Status();
+}
+
+Status Session::decode(const std::int32_t* tokens, int n, int pos, const float** logits) {
+  if (!ready_)
+    return Status::error(StatusCode::kInvalidArgument, "session: decode() needs a session that opened successfully");
+  if (!tokens || !logits) return Status::error(StatusCode::kInvalidArgument, "decode: %s: null", !tokens ? "tokens" : "logits");
+  *logits = nullptr;
+  if (n < 1) return Status::error(StatusCode::kInvalidArgument, "decode: n = %d tokens; at least 1", n);
+  if (pos < 0 || pos > seq_len() - n)
+    return Status::error(StatusCode::kInvalidArgument, "decode: positions %d..%d are outside the context [0, %d)", pos,
+                         pos + n - 1, seq_len());
+  const int vocab = spec().config.vocab_size;
+  for (int i = 0; i < n; ++i)
+    if (tokens[i] < 0 || tokens[i] >= vocab)
+      return Status::error(StatusCode::kInvalidArgument, "decode: token %d = %d is outside [0, %d)", i,
+                           static_cast<int>(tokens[i]), vocab);
+  chat_begun_ = false;  // the kv cache is the caller's now
+  begin_call();
+  POCKETLM_TRY(check_abort());
+  int blocks = 0;
+  Status st = run_positions(tokens, n - 1, pos, &blocks);
+  float* out = nullptr;
+  if (st.ok()) st = check_abort();
+  if (st.ok()) {
+    out = model_->forward(tokens[n - 1], pos + n - 1);
+    st = model_->status();
+  }
+  model_->settle();
+  POCKETLM_TRY(st);
+  if (!logits_finite(out, vocab))
+    return Status::error(StatusCode::kBadFormat,
+                         "model: the logits at position %d are not finite (NaN or inf): the weights overflow float "
+                         "arithmetic",
+                         pos + n - 1);
+  *logits = out;
   return Status();
 }
 

@@ -4,6 +4,7 @@
 // the caller's buffer) and reads the files into it. generate() allocates nothing.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -26,6 +27,7 @@ namespace pocketlm {
 
 inline constexpr const char* kIoChunkRegion = "io chunk";
 inline constexpr const char* kChatHistoryRegion = "chat history";
+inline constexpr const char* kChatTextRegion = "chat text";
 // Most prompt tokens one batched prefill pass runs (SessionOptions::prefill_batch): each weight
 // byte then serves up to this many tokens; the activations of 64 tokens of a stories15M-shaped
 // model are about 0.7 MiB.
@@ -77,6 +79,13 @@ struct SessionOptions {
                                            // the RAM tiers), 1 = one token at a time as run.c
   bool chat = false;                       // carve the chat history (2 x seq_len int32: token ids
                                            // and turn starts) that chat_begin()/chat_turn() need
+  // A flag another thread may set (non-zero) to stop generate(), decode() or chat_turn() with
+  // kAborted: checked before every forward pass and between weight blocks read from storage.
+  // The caller clears it. Not owned; nullptr = none.
+  const std::atomic<int>* abort = nullptr;
+  // With chat: bytes of one rendered message a front end without a heap (the C API) renders and
+  // encodes in the arena (chat_text()): the text and its encoding scratch. 0 = none.
+  std::size_t chat_text_bytes = 0;
 };
 
 // Counts and timings of one generate() call. A forward pass is "prefill" when its next
@@ -183,6 +192,12 @@ class Session {
   // session must be open.
   Status generate(const std::int32_t* prompt, int n_prompt, int steps, const SamplerParams& params,
                   TokenCallback on_token, void* ctx, GenerateStats* stats);
+  // Runs tokens[0..n) at positions pos..pos+n-1 (all but the last through the batched prefill)
+  // and points *logits at the last one's [vocab_size] logits, valid until the next call. The
+  // kv cache keeps positions [0, pos) from earlier calls, so a caller feeding its own loop
+  // continues at pos + n; like generate() it ends a chat conversation. Errors: n < 1, pos < 0,
+  // pos + n > seq_len, an id outside [0, vocab_size), a failed read, the abort flag.
+  Status decode(const std::int32_t* tokens, int n, int pos, const float** logits);
 
   // Chat: a conversation whose turns are appended to the kv cache; earlier turns are never run
   // again. Needs SessionOptions::chat. chat_begin() empties the conversation (position 0) and
@@ -210,6 +225,9 @@ class Session {
   // conversation with that error (chat_begin() starts a new one).
   Status chat_turn(const std::int32_t* message, int n, int max_reply, TokenCallback on_token, void* ctx,
                    ChatTurnStats* stats);
+  // Whether a conversation is going on (chat_begin() made one; generate(), decode() or an
+  // error mid-turn ended it).
+  bool chat_active() const { return chat_begun_; }
   // Positions in the kv cache (the next turn's input starts here, after the pending token).
   int chat_position() const { return chat_pos_; }
   // Turns held in the kv cache (dropped turns not counted; the first turn always is).
@@ -227,6 +245,17 @@ class Session {
   // What the context-full policy will do before a turn of an n-token message (for a notice
   // shown before the turn runs).
   ChatRoom chat_room(int n, int max_reply) const;
+  // The arena's buffers for one message (SessionOptions::chat_text_bytes): text[0..text_bytes)
+  // to render it into and tokens[0..token_entries) to encode it with (encode_capacity of
+  // text_bytes). Null and 0 without them.
+  char* chat_text(std::size_t* text_bytes) const {
+    *text_bytes = chat_text_ ? chat_text_bytes_ : 0;
+    return chat_text_;
+  }
+  std::int32_t* chat_text_tokens(std::size_t* token_entries) const {
+    *token_entries = chat_text_tokens_ ? chat_text_token_entries_ : 0;
+    return chat_text_tokens_;
+  }
 
   bool ready() const { return ready_; }
   const ModelSpec& spec() const { return spec_; }
@@ -254,7 +283,8 @@ class Session {
   static Status carve_all(const ModelSpec& spec, int seq_len, const Kernels& kernels,
                           const WeightPlacement& placement, KvType kv, int prefill_batch, std::uint64_t piece_bytes,
                           std::size_t chunk_bytes, Arena& arena, Model* model, Tokenizer* tokenizer, Sampler* sampler,
-                          unsigned char** chunk, bool chat, std::int32_t** chat_tokens, std::int32_t** chat_starts);
+                          unsigned char** chunk, bool chat, std::int32_t** chat_tokens, std::int32_t** chat_starts,
+                          std::size_t chat_text_bytes, char** chat_text, std::int32_t** chat_text_tokens);
   // Whether every logit is finite (a model whose weights overflow float gives NaN or inf).
   static bool logits_finite(const float* logits, int n);
   // chat_turn() without its cleanup after an error.
@@ -306,6 +336,15 @@ class Session {
   int chat_turns_ = 0;
   int chat_pinned_ = 0;
   std::int32_t chat_pending_ = -1;  // -1: none
+  char* chat_text_ = nullptr;  // SessionOptions::chat_text_bytes of them
+  std::size_t chat_text_bytes_ = 0;
+  std::int32_t* chat_text_tokens_ = nullptr;
+  std::size_t chat_text_token_entries_ = 0;
+  const std::atomic<int>* abort_ = nullptr;
+  // kAborted when the abort flag is set (SessionOptions::abort), else ok.
+  Status check_abort() const;
+  // The start of every call that runs forward passes: an earlier call's read error forgotten.
+  void begin_call() { model_->clear_status(); }
   bool chat_begun_ = false;
   bool opened_ = false;  // open() was called (it may have failed)
   bool ready_ = false;   // open() succeeded

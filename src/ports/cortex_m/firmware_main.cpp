@@ -127,7 +127,8 @@ int fail(pocketlm_session* session) {
 int main() {
   clear_fp_flags();
   pocketlm::firmware::start_clock();
-  pocketlm_config config = {};
+  pocketlm_config config;
+  pocketlm_config_defaults(&config);
 #ifdef POCKETLM_MODEL_PATH
   config.model = image_storage(pocketlm_model_image, pocketlm_model_image_end, "flash:model");
 #else
@@ -162,7 +163,8 @@ int main() {
 
   pocketlm_session* session = nullptr;
   if (pocketlm_create(g_session_memory, sizeof g_session_memory, &session) != POCKETLM_OK) return fail(nullptr);
-  pocketlm_memory_plan plan;
+  pocketlm_memory_plan plan = {};
+  plan.size = sizeof plan;
   if (pocketlm_plan(session, &config, &plan) != POCKETLM_OK) {
     // A plan that does not fit the tiers: it says where the bytes would have gone.
     print_plan(plan);
@@ -183,13 +185,16 @@ int main() {
     return 1;
   }
   int n = 0;
-  if (pocketlm_encode(session, text, std::strlen(text), prompt, sizeof prompt / sizeof prompt[0], &n) != POCKETLM_OK)
+  if (pocketlm_encode(session, text, std::strlen(text), 1, prompt, sizeof prompt / sizeof prompt[0], &n) != POCKETLM_OK)
     return fail(session);
   std::printf("prompt:");
   for (int i = 0; i < n; ++i) std::printf(" %d", static_cast<int>(prompt[i]));
   std::printf("\n");
-  const pocketlm_sampler greedy = {0.0f, 0.9f, 1};
-  pocketlm_stats stats;
+  pocketlm_sampler greedy;
+  pocketlm_sampler_defaults(&greedy);
+  greedy.temperature = 0.0f;
+  pocketlm_stats stats = {};
+  stats.size = sizeof stats;
   if (pocketlm_generate(session, prompt, n, POCKETLM_FIRMWARE_STEPS, &greedy, on_token, nullptr, &stats) !=
       POCKETLM_OK)
     return fail(session);

@@ -1,5 +1,7 @@
 #include "ports/posix/thread_read_queue.h"
 
+#include "pocketlm/base/format.h"
+
 namespace pocketlm {
 
 ThreadReadQueue::ThreadReadQueue() : thread_([this] { loop(); }) {}
@@ -28,7 +30,9 @@ Status ThreadReadQueue::wait() {
   changed_.wait(lock, [this] { return !pending_; });
   if (!busy_) return Status();
   busy_ = false;
-  return status_;
+  if (code_ == StatusCode::kOk) return Status();
+  // Made again on this thread: the read thread's message slots are its own (base/status.h).
+  return Status::error(code_, "%s", message_);
 }
 
 void ThreadReadQueue::loop() {
@@ -42,7 +46,8 @@ void ThreadReadQueue::loop() {
     // waits for it before any read of its own.
     const Status st = perform_read(request);
     lock.lock();
-    status_ = st;
+    code_ = st.code();
+    if (!st.ok()) format_to(message_, sizeof message_, "%s", st.message());
     pending_ = false;
     changed_.notify_all();
   }

@@ -28,7 +28,10 @@ class ThreadReadQueue final : public ReadQueue {
   std::mutex mutex_;
   std::condition_variable changed_;
   ReadRequest request_;
-  Status status_;
+  // The last read's result, as code and text: a Status made on the read thread names a message
+  // slot of that thread (base/status.h), so wait() makes it again on the session's.
+  StatusCode code_ = StatusCode::kOk;
+  char message_[Status::kMaxMessage] = {};
   bool pending_ = false;  // submitted, not yet read
   bool busy_ = false;     // submitted, not yet waited for
   bool stop_ = false;

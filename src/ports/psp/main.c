@@ -1,7 +1,7 @@
 /* pocketlm on a Sony PSP: NOT BUILT HERE (no pspdev SDK on the machines that test pocketlm).
  * Reads a GGUF model (with its tokenizer) from the memory stick with sceIo, plans it into the
- * heap, asks for a prompt with the on-screen keyboard and draws the story on the debug screen's
- * framebuffer through pocketlm's console. Everything but the SDK calls is psp_port.c, which
+ * heap, and chats: each on-screen keyboard entry is a turn (the kv cache kept between turns, as
+ * `console --device psp` shows), drawn on the debug screen's framebuffer through pocketlm's console. Everything but the SDK calls is psp_port.c, which
  * tests/ports_test.cpp runs on the host; the engine is reached only through pocketlm.h. */
 #include <pspctrl.h>
 #include <pspdebug.h>
@@ -89,10 +89,10 @@ static void fail(const char* what, const char* message) {
 int main(void) {
   static psp_file file;
   static pocketlm_config config;
-  static pocketlm_memory_plan plan;
+  static pocketlm_memory_plan plan = {sizeof plan};
+  static pocketlm_chat_config chat;
   static uint16_t outtext[OSK_UNITS];
-  static char prompt[3 * OSK_UNITS + 1];
-  static int32_t tokens[(3 * OSK_UNITS + 3) * 7];
+  static char message[3 * OSK_UNITS + 1];
   set_fpu_no_traps();
   pspDebugScreenInit();
   uint32_t* vram = (uint32_t*)(0x40000000u | (uint32_t)sceGeEdramGetAddr());
@@ -106,6 +106,9 @@ int main(void) {
   file.size = (uint64_t)sceIoLseek(fd, 0, PSP_SEEK_END);
   psp_config(&config, (uint64_t)POCKETLM_HEAP_TIER_BYTES);
   config.model = psp_file_storage(&file, POCKETLM_MODEL_PATH);
+  /* A multi-turn chat whose kv cache is kept between turns (console --device psp shows it). */
+  config.chat = 1;
+  config.chat_message_bytes = sizeof message;
 
   pocketlm_session* session = NULL;
   if (pocketlm_create(malloc(pocketlm_session_bytes()), pocketlm_session_bytes(), &session))
@@ -114,18 +117,32 @@ int main(void) {
   config.tier_buffer_bytes[0] = (size_t)plan.tiers[0].bytes;
   config.tier_buffers[0] = memalign(POCKETLM_ALIGNMENT, config.tier_buffer_bytes[0]);
   if (pocketlm_open(session, &config)) fail("open", pocketlm_last_error(session));
-
-  if (ask_prompt(outtext)) fail("prompt", "cancelled");
   if (psp_console_open(malloc(pocketlm_console_bytes()), pocketlm_console_bytes(), vram, &g_console))
     fail("console", pocketlm_last_error(NULL));
-  size_t len = 0;
-  int n = 0;
-  if (psp_osk_prompt(outtext, OSK_UNITS, prompt, sizeof prompt, &len)) fail("prompt", pocketlm_last_error(NULL));
-  if (pocketlm_encode(session, prompt, len, tokens, sizeof tokens / sizeof tokens[0], &n))
-    fail("encode", pocketlm_last_error(session));
-  const pocketlm_sampler sampler = {0.8f, 0.9f, (uint64_t)sceKernelGetSystemTimeWide() | 1u};
-  if (pocketlm_generate(session, tokens, n, pocketlm_seq_len(session), &sampler, on_token, NULL, NULL))
-    fail("generate", pocketlm_last_error(session));
+
+  pocketlm_chat_config_defaults(&chat);
+  chat.sampler.temperature = 0.8f;
+  chat.sampler.topp = 0.9f;
+  chat.sampler.seed = (uint64_t)sceKernelGetSystemTimeWide() | 1u;
+  chat.max_reply = 64;
+  if (pocketlm_chat_begin(session, &chat)) fail("chat", pocketlm_last_error(session));
+  /* One turn per OSK entry, until the OSK is cancelled. */
+  while (ask_prompt(outtext) == 0) {
+    size_t len = 0;
+    if (psp_osk_prompt(outtext, OSK_UNITS, message, sizeof message, &len)) fail("prompt", pocketlm_last_error(NULL));
+    pocketlm_console_write(g_console, "> ", 2);
+    pocketlm_console_write(g_console, message, len);
+    pocketlm_console_write(g_console, "\n", 1);
+    pocketlm_chat_stats stats = {sizeof stats};
+    const pocketlm_status st = pocketlm_chat_turn(session, message, len, on_token, NULL, &stats);
+    if (st == POCKETLM_INVALID_ARGUMENT) {  /* a message that does not fit: refused, the chat goes on */
+      pocketlm_console_write(g_console, pocketlm_last_error(session), strlen(pocketlm_last_error(session)));
+    } else if (st != POCKETLM_OK) {
+      fail("turn", pocketlm_last_error(session));
+    }
+    pocketlm_console_write(g_console, "\n", 1);
+  }
+  pocketlm_close(session);
   sceKernelSleepThread();
   return 0;
 }

@@ -39,7 +39,7 @@ pocketlm_storage psp_file_storage(psp_file* file, const char* name) {
 }
 
 void psp_config(pocketlm_config* config, uint64_t heap_bytes) {
-  memset(config, 0, sizeof *config);
+  pocketlm_config_defaults(config);
   config->ram_tier_count = 1;
   config->ram_tiers[0].name = "heap";
   config->ram_tiers[0].capacity = heap_bytes;

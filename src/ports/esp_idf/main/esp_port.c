@@ -36,7 +36,7 @@ pocketlm_status esp_partition_storages(const esp_model_partition* part, esp_part
 }
 
 void esp_config(pocketlm_config* config) {
-  memset(config, 0, sizeof *config);
+  pocketlm_config_defaults(config);
   config->ram_tier_count = 2;
   config->ram_tiers[0].name = "sram";
   config->ram_tiers[0].capacity = ESP_SRAM_TIER_BYTES;

@@ -39,7 +39,7 @@ static int run(void) {
   static esp_model_partition part;
   static esp_partition_file model_file, tokenizer_file;
   static pocketlm_config config;
-  static pocketlm_memory_plan plan;
+  static pocketlm_memory_plan plan = {sizeof plan};
   static int32_t tokens[(sizeof(POCKETLM_PROMPT) + 2) * 7];
   static char message[160];
   const esp_partition_t* partition = esp_partition_find_first(ESP_PARTITION_TYPE_DATA, 0x40, "model");
@@ -70,10 +70,13 @@ static int run(void) {
   }
   if (pocketlm_open(session, &config)) return stop("open", pocketlm_last_error(session));
   int n = 0;
-  if (pocketlm_encode(session, POCKETLM_PROMPT, strlen(POCKETLM_PROMPT), tokens, sizeof tokens / sizeof tokens[0], &n))
+  if (pocketlm_encode(session, POCKETLM_PROMPT, strlen(POCKETLM_PROMPT), 1, tokens, sizeof tokens / sizeof tokens[0], &n))
     return stop("encode", pocketlm_last_error(session));
-  const pocketlm_sampler sampler = {0.8f, 0.9f, (uint64_t)esp_timer_get_time() | 1u};
-  pocketlm_stats stats;
+  pocketlm_sampler sampler;
+  pocketlm_sampler_defaults(&sampler);
+  sampler.temperature = 0.8f;
+  sampler.seed = (uint64_t)esp_timer_get_time() | 1u;
+  pocketlm_stats stats = {sizeof stats};
   if (pocketlm_generate(session, tokens, n, 128, &sampler, on_token, NULL, &stats))
     return stop("generate", pocketlm_last_error(session));
   printf("\npocketlm: %d tokens sampled in %.2f s\n", stats.decode_passes, stats.decode_seconds);
