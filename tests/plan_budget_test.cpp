@@ -56,5 +56,35 @@ TEST(PlanBudget, RunOverBudgetPrintsThePlanAndExitsOne) {
   EXPECT_NE(r.err.find("budget is 524288 bytes"), std::string::npos) << r.err;
 }
 
+// Over budget, the plan's figure is the least memory the model runs in: a budget of exactly
+// that fits and one byte less does not (the planner then keeps in storage the tensors that
+// free the most RAM net of their stream buffers, not every tensor it can).
+TEST(PlanBudget, TheNeedAnOverBudgetPlanGivesIsABudgetThatFits) {
+  for (const char* name : {"stories260K.bin", "stories260K_q80.bin"}) {
+    SCOPED_TRACE(name);
+    POCKETLM_REQUIRE_FILES(std::string("models/") + name, "models/tok512.bin");
+    FileStorage model, tokenizer;
+    ASSERT_TRUE(model.open(test::model_path(name).c_str(), "model").ok());
+    ASSERT_TRUE(tokenizer.open(test::model_path("tok512.bin").c_str(), "tokenizer").ok());
+    const auto plan_at = [&](std::uint64_t budget, MemoryPlan* plan) {
+      SessionOptions options;
+      options.budget_bytes = budget;
+      ModelSpec spec;
+      const Status st = Session::plan(model, &tokenizer, options, &spec, plan);
+      ASSERT_TRUE(st.ok()) << st.message();
+    };
+    MemoryPlan over;
+    plan_at(64 * 1024, &over);
+    ASSERT_FALSE(over.fits());
+    const std::uint64_t need = over.total();
+    MemoryPlan at_need, below;
+    plan_at(need, &at_need);
+    EXPECT_TRUE(at_need.fits()) << need;
+    plan_at(need - 1, &below);
+    EXPECT_FALSE(below.fits()) << need;
+    EXPECT_EQ(below.total(), need);
+  }
+}
+
 }  // namespace
 }  // namespace pocketlm

@@ -100,6 +100,28 @@ struct Shedding {
   }
 };
 
+// The block-size level at which streaming every tensor that fits it frees the most RAM net of
+// the stream buffers it adds (levels from `current`, the largest block already streamed).
+std::uint64_t least_ram_level(const Shedding& shed, const WeightPlacement& placement, std::uint64_t current,
+                              int buffers) {
+  // A level frees `freed` and costs `buffers` bytes: compared as freed + other.buffers, so no
+  // negative values (both sums are bounded by the model file's size, far below 2^63).
+  std::uint64_t best_level = current, best_freed = 0, best_buffers = 0, level = current;
+  for (;;) {
+    const std::uint64_t level_buffers = static_cast<std::uint64_t>(buffers) * (level - current);
+    std::uint64_t freed = 0, next = UINT64_MAX;
+    shed.each(placement, [&](const Candidate& c) {
+      if (c.block <= level) freed += c.freed;
+      else if (c.block < next) next = c.block;
+    });
+    if (freed + best_buffers > best_freed + level_buffers)
+      best_level = level, best_freed = freed, best_buffers = level_buffers;
+    if (next == UINT64_MAX) break;
+    level = next;
+  }
+  return best_level;
+}
+
 }  // namespace
 
 bool shed_weights(const ModelSpec& spec, const Kernels& kernels, std::uint64_t shortfall, WeightPlacement* placement) {
@@ -117,7 +139,7 @@ bool shed_weights(const ModelSpec& spec, const Kernels& kernels, std::uint64_t s
   }
   // Each block size a placement could need is a level: streaming only tensors whose blocks
   // fit it costs the buffers of that level. Shed at the level that reads the fewest bytes per
-  // token; when none frees enough, leave every tensor that can in storage.
+  // token; when none frees enough, take the placement that needs the least RAM.
   auto need_at = [&](std::uint64_t level) {  // the shortfall and the buffers a level adds
     const std::uint64_t extra = buffers * (level - current);
     return shortfall > UINT64_MAX - extra ? UINT64_MAX : shortfall + extra;
@@ -138,10 +160,18 @@ bool shed_weights(const ModelSpec& spec, const Kernels& kernels, std::uint64_t s
   }
   const int before = placement->stored_count();
   std::uint64_t cost = 0;
-  if (covered)
+  if (covered) {
     shed.greedy(*placement, need_at(best_level), best_level, &cost, placement);
-  else
-    shed.greedy(*placement, UINT64_MAX, UINT64_MAX, &cost, placement);
+  } else {
+    // Nothing frees enough: the placement that needs the least RAM, so that the plan's
+    // shortfall is the least memory this model can run in (a budget of exactly that fits).
+    // At a level, streaming every tensor whose block fits it frees their bytes less the
+    // buffers the level adds; the level freeing the most wins (the lower one on a tie).
+    const std::uint64_t least = least_ram_level(shed, *placement, current, buffers);
+    shed.each(*placement, [&](const Candidate& c) {
+      if (c.block <= least) placement->keep_in_storage(c.t);
+    });
+  }
   return placement->stored_count() > before;
 }
 

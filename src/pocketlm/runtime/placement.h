@@ -20,8 +20,10 @@ namespace pocketlm {
 // classifier counts as a matrix); what is left, the cheapest tensor that covers it alone.
 // Streaming needs read buffers sized by the largest block streamed (model/weight_stream.h:
 // stream_block under `kernels`), so this is tried for each block size as a limit, counting
-// those buffers, and the try that reads the fewest bytes per token is kept; when none frees
-// enough, every tensor that can stays in storage. Returns false when no tensor was moved.
+// those buffers, and the try that reads the fewest bytes per token is kept. When none frees
+// enough, the placement that needs the least RAM is taken (every tensor up to the block size
+// that frees the most net of its buffers), so the plan then reports the least memory the model
+// runs in. Returns false when no tensor was moved.
 bool shed_weights(const ModelSpec& spec, const Kernels& kernels, std::uint64_t shortfall, WeightPlacement* placement);
 
 // Assigns the RAM regions of `plan` to its RAM tiers by a rule, not by name: hottest first
