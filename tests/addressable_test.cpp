@@ -84,16 +84,15 @@ TEST(Addressable, TensorAbove32BitLimitIsRefusedInOneLine) {
 // The session applies the host's real limit: refused on 32-bit, only planned on 64-bit.
 TEST(Addressable, SessionPlanRefusesOnlyWhereSizeTIs32Bits) {
   HeaderOnlyStorage storage;
-  ModelSpec spec;
-  MemoryPlan plan;
-  const Status st = Session::plan(storage, nullptr, SessionOptions{}, &spec, &plan);
+  SessionPlan plan;
+  const Status st = plan_session(storage, nullptr, SessionOptions{}, &plan);
   if (sizeof(std::size_t) == 4) {
     ASSERT_FALSE(st.ok());
     EXPECT_NE(std::string(st.message()).find("tensor token_embedding is 8589934592 bytes"), std::string::npos)
         << st.message();
   } else {
     ASSERT_TRUE(st.ok()) << st.message();
-    EXPECT_GT(plan.total(), kEmbeddingBytes);
+    EXPECT_GT(plan.memory.total(), kEmbeddingBytes);
   }
 }
 

@@ -134,16 +134,17 @@ TEST(Placement, ABudgetStreamsLittleMoreThanItsShortfall) {
   ASSERT_TRUE(tokenizer.open(test::model_path("tok512.bin").c_str(), "tokenizer").ok());
   SessionOptions options;
   options.prefill_batch = 1;
-  ModelSpec spec;
-  MemoryPlan resident;
-  ASSERT_TRUE(Session::plan(model, &tokenizer, options, &spec, &resident).ok());
-  const std::uint64_t need = resident.total();
+  SessionPlan resident;
+  ASSERT_TRUE(plan_session(model, &tokenizer, options, &resident).ok());
+  const std::uint64_t need = resident.memory.total();
   for (std::uint64_t cut : {1000u, 60000u, 200000u}) {
     SCOPED_TRACE(cut);
     options.budget_bytes = need - cut;
-    MemoryPlan plan;
-    WeightPlacement p;
-    ASSERT_TRUE(Session::plan(model, &tokenizer, options, &spec, &plan, &p).ok());
+    SessionPlan planned;
+    ASSERT_TRUE(plan_session(model, &tokenizer, options, &planned).ok());
+    const MemoryPlan& plan = planned.memory;
+    const WeightPlacement& p = planned.placement;
+    const ModelSpec& spec = planned.spec;
     ASSERT_TRUE(plan.fits());
     ASSERT_TRUE(p.any());
     std::uint64_t largest = 0;

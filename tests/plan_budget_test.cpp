@@ -69,9 +69,10 @@ TEST(PlanBudget, TheNeedAnOverBudgetPlanGivesIsABudgetThatFits) {
     const auto plan_at = [&](std::uint64_t budget, MemoryPlan* plan) {
       SessionOptions options;
       options.budget_bytes = budget;
-      ModelSpec spec;
-      const Status st = Session::plan(model, &tokenizer, options, &spec, plan);
+      SessionPlan planned;
+      const Status st = plan_session(model, &tokenizer, options, &planned);
       ASSERT_TRUE(st.ok()) << st.message();
+      *plan = planned.memory;
     };
     MemoryPlan over;
     plan_at(64 * 1024, &over);

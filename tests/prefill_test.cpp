@@ -151,28 +151,26 @@ TEST(Prefill, TheBudgetBoundsTheBatch) {
   ASSERT_TRUE(model.open(test::model_path("stories260K.bin").c_str(), "model").ok());
   ASSERT_TRUE(tokenizer.open(test::model_path("tok512.bin").c_str(), "tokenizer").ok());
   SessionOptions options;
-  ModelSpec spec;
-  MemoryPlan plan;
-  int unbounded = 0;
-  ASSERT_TRUE(Session::plan(model, &tokenizer, options, &spec, &plan, nullptr, &unbounded).ok());
-  EXPECT_EQ(unbounded, kMaxPrefillBatch);
+  SessionPlan planned;
+  const MemoryPlan& plan = planned.memory;
+  ASSERT_TRUE(plan_session(model, &tokenizer, options, &planned).ok());
+  EXPECT_EQ(planned.prefill_batch, kMaxPrefillBatch);
   EXPECT_GT(plan.bytes_of("prefill batch"), 0u);
   // The batch's bytes: a part per token (activations) and a fixed part (the scores of
   // attention_batch, on backends that have it).
   const std::uint64_t full = plan.bytes_of("prefill batch");
   options.prefill_batch = kMaxPrefillBatch / 2;
-  ASSERT_TRUE(Session::plan(model, &tokenizer, options, &spec, &plan).ok());
+  ASSERT_TRUE(plan_session(model, &tokenizer, options, &planned).ok());
   const std::uint64_t per_token = (full - plan.bytes_of("prefill batch")) / (kMaxPrefillBatch / 2);
   const std::uint64_t fixed = full - kMaxPrefillBatch * per_token;
   // Room for about 5 tokens' activations over the one-token plan: 4 (a power of two) fits.
   options.prefill_batch = 1;
-  ASSERT_TRUE(Session::plan(model, &tokenizer, options, &spec, &plan).ok());
+  ASSERT_TRUE(plan_session(model, &tokenizer, options, &planned).ok());
   options.prefill_batch = 0;
   options.budget_bytes = plan.total() + fixed + 5 * per_token + 64;
-  int bounded = 0;
-  ASSERT_TRUE(Session::plan(model, &tokenizer, options, &spec, &plan, nullptr, &bounded).ok());
+  ASSERT_TRUE(plan_session(model, &tokenizer, options, &planned).ok());
   EXPECT_TRUE(plan.fits());
-  EXPECT_EQ(bounded, 4);
+  EXPECT_EQ(planned.prefill_batch, 4);
 }
 
 }  // namespace

@@ -239,10 +239,9 @@ TEST(SessionLifeCycle, NeverGeneratesAfterAFailedLoad) {
 TEST(SessionLifeCycle, ABorrowedBufferSmallerThanThePlanIsRefusedUpFront) {
   POCKETLM_REQUIRE_FILES("models/stories260K.bin", "models/tok512.bin");
   Files f("stories260K.bin");
-  ModelSpec spec;
-  MemoryPlan plan;
-  ASSERT_TRUE(Session::plan(f.model, &f.tokenizer, SessionOptions{}, &spec, &plan).ok());
-  std::vector<unsigned char> buffer(static_cast<std::size_t>(plan.total()) / 2);
+  SessionPlan plan;
+  ASSERT_TRUE(plan_session(f.model, &f.tokenizer, SessionOptions{}, &plan).ok());
+  std::vector<unsigned char> buffer(static_cast<std::size_t>(plan.memory.total()) / 2);
   SessionOptions options;
   options.tier_buffers[0] = buffer.data();
   options.tier_buffer_bytes[0] = buffer.size();
@@ -251,7 +250,7 @@ TEST(SessionLifeCycle, ABorrowedBufferSmallerThanThePlanIsRefusedUpFront) {
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.code(), StatusCode::kOutOfMemory);
   EXPECT_TRUE(contains(st, "buffer for tier ram")) << st.message();
-  EXPECT_TRUE(contains(st, "plan needs " + std::to_string(plan.total()) + " there")) << st.message();
+  EXPECT_TRUE(contains(st, "plan needs " + std::to_string(plan.memory.total()) + " there")) << st.message();
 }
 
 TEST(MemoryPlanTable, ARegionPastTheTableIsAnErrorNotADrop) {

@@ -58,10 +58,11 @@ TEST_P(SessionTest, SeqLenShrinksTheKvCache) {
   Files f(GetParam());
   SessionOptions small;
   small.seq_len = 64;
-  ModelSpec spec;
-  MemoryPlan full_plan, small_plan;
-  ASSERT_TRUE(Session::plan(f.model, &f.tokenizer, SessionOptions{}, &spec, &full_plan).ok());
-  ASSERT_TRUE(Session::plan(f.model, &f.tokenizer, small, &spec, &small_plan).ok());
+  SessionPlan full, small_one;
+  ASSERT_TRUE(plan_session(f.model, &f.tokenizer, SessionOptions{}, &full).ok());
+  ASSERT_TRUE(plan_session(f.model, &f.tokenizer, small, &small_one).ok());
+  const MemoryPlan& full_plan = full.memory;
+  const MemoryPlan& small_plan = small_one.memory;
   // 5 layers x kv_dim 32 x 2 (K and V) x 4 bytes per token of context.
   EXPECT_EQ(full_plan.bytes_of("kv cache"), 512u * 5 * 32 * 2 * 4);
   EXPECT_EQ(small_plan.bytes_of("kv cache"), 64u * 5 * 32 * 2 * 4);
@@ -107,9 +108,9 @@ TEST_P(SessionTest, OverBudgetFailsBeforeReadingWeights) {
 TEST_P(SessionTest, BorrowedBufferOfThePlannedSizeIsEnough) {
   POCKETLM_REQUIRE_FILES(std::string("models/") + GetParam(), "models/tok512.bin");
   Files f(GetParam());
-  ModelSpec spec;
-  MemoryPlan plan;
-  ASSERT_TRUE(Session::plan(f.model, &f.tokenizer, SessionOptions{}, &spec, &plan).ok());
+  SessionPlan planned;
+  ASSERT_TRUE(plan_session(f.model, &f.tokenizer, SessionOptions{}, &planned).ok());
+  const MemoryPlan& plan = planned.memory;
   std::vector<unsigned char> buffer(static_cast<std::size_t>(plan.total()) + 16);
   SessionOptions options;
   options.tier_buffers[0] = buffer.data();
@@ -143,9 +144,9 @@ struct TierAllocator {
 TEST_P(SessionTest, TierAllocatorGivesTheArenaOnceThePlanIsMade) {
   POCKETLM_REQUIRE_FILES(std::string("models/") + GetParam(), "models/tok512.bin");
   Files f(GetParam());
-  ModelSpec spec;
-  MemoryPlan plan;
-  ASSERT_TRUE(Session::plan(f.model, &f.tokenizer, SessionOptions{}, &spec, &plan).ok());
+  SessionPlan planned;
+  ASSERT_TRUE(plan_session(f.model, &f.tokenizer, SessionOptions{}, &planned).ok());
+  const MemoryPlan& plan = planned.memory;
   for (bool give : {true, false}) {
     SCOPED_TRACE(give ? "the allocator's block" : "the session's own");
     TierAllocator allocator;
@@ -165,6 +166,55 @@ TEST_P(SessionTest, TierAllocatorGivesTheArenaOnceThePlanIsMade) {
       EXPECT_LE(s.arena().base(0) + plan.arena_bytes(0), block + allocator.blocks[0].size());
     }
   }
+}
+
+// Planning apart from the session: opened from a plan, the session carves exactly that plan
+// (nothing is planned again) and generates what a session that planned for itself does; a plan
+// is refused for files of other sizes and when it does not fit.
+TEST_P(SessionTest, OpensFromAPlanMadeApart) {
+  POCKETLM_REQUIRE_FILES(std::string("models/") + GetParam(), "models/tok512.bin", "models/stories260K_q80.bin");
+  Files f(GetParam());
+  SessionOptions options;
+  options.seq_len = 32;
+  SessionPlan plan;
+  ASSERT_TRUE(plan_session(f.model, &f.tokenizer, options, &plan).ok());
+  Session from_plan, itself;
+  ASSERT_TRUE(from_plan.open(plan, f.model, &f.tokenizer, options).ok());
+  ASSERT_TRUE(itself.open(f.model, f.tokenizer, options).ok());
+  EXPECT_EQ(from_plan.arena_bytes(), plan.memory.total());
+  ASSERT_EQ(from_plan.plan().size(), plan.memory.size());
+  for (int i = 0; i < plan.memory.size(); ++i) EXPECT_EQ(from_plan.plan().region(i).bytes, plan.memory.region(i).bytes) << i;
+
+  const std::int32_t prompt[1] = {kBosToken};
+  SamplerParams params;
+  params.temperature = 0.0f;
+  std::vector<std::int32_t> a, b;
+  const auto collect = [](std::int32_t, std::int32_t next, void* out) {
+    static_cast<std::vector<std::int32_t>*>(out)->push_back(next);
+    return true;
+  };
+  ASSERT_TRUE(from_plan.generate(prompt, 1, 16, params, collect, &a, nullptr).ok());
+  ASSERT_TRUE(itself.generate(prompt, 1, 16, params, collect, &b, nullptr).ok());
+  EXPECT_EQ(a, b);
+  EXPECT_FALSE(a.empty());
+
+  // The same plan on another model file: refused, naming the sizes.
+  const char* other = std::string(GetParam()) == "stories260K.bin" ? "stories260K_q80.bin" : "stories260K.bin";
+  Files g(other);
+  Session wrong;
+  const Status st = wrong.open(plan, g.model, &g.tokenizer, options);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(st.message()).find("plan them again"), std::string::npos) << st.message();
+
+  // A plan over its budget: refused before anything is read.
+  SessionOptions tight = options;
+  tight.budget_bytes = 100000;
+  SessionPlan over;
+  ASSERT_TRUE(plan_session(f.model, &f.tokenizer, tight, &over).ok());
+  ASSERT_FALSE(over.memory.fits());
+  Session refused;
+  EXPECT_EQ(refused.open(over, f.model, &f.tokenizer, tight).code(), StatusCode::kOutOfMemory);
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, SessionTest, ::testing::Values("stories260K.bin", "stories260K_q80.bin"),

@@ -80,8 +80,9 @@ TEST(Tiers, Esp32s3BuffersOfThePlannedSizesAreEnoughAndOneByteShortIsNamed) {
   MemoryPlan plan;
   {
     Files f;
-    ModelSpec spec;
-    ASSERT_TRUE(Session::plan(f.model, &f.tokenizer, options, &spec, &plan).ok());
+    SessionPlan planned;
+    ASSERT_TRUE(plan_session(f.model, &f.tokenizer, options, &planned).ok());
+    plan = planned.memory;
   }
   // The hot regions sit in SRAM, the weights that do not fit there in PSRAM.
   EXPECT_EQ(plan.region_tier("activations"), 0);

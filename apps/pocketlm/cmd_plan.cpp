@@ -28,10 +28,10 @@ int run_plan(const PlanOptions& o) {
   ModelFiles files;
   st = files.open(o.model, o.tokenizer);
   if (!st.ok()) return fail(st);
-  ModelSpec spec;
-  MemoryPlan plan;
-  WeightPlacement placement;
-  st = Session::plan(files.model, files.tokenizer, options, &spec, &plan, &placement);
+  SessionPlan planned;
+  st = plan_session(files.model, files.tokenizer, options, &planned);
+  const ModelSpec& spec = planned.spec;
+  const MemoryPlan& plan = planned.memory;
   if (st.ok() && !files.tokenizer && !spec.tokenizer.present)
     st = Status::error(StatusCode::kInvalidArgument, "%s: the model file carries no tokenizer; give one with -z",
                        o.model.c_str());
@@ -39,7 +39,7 @@ int run_plan(const PlanOptions& o) {
   if (!files.tokenizer_warning.empty()) warn(files.tokenizer_warning);
   const ModelConfig& c = spec.config;
   const Kernels& kernels = session_kernels(options);
-  const Status over = Session::check_fits(o.model.c_str(), options, plan, placement);
+  const Status over = check_plan_fits(o.model.c_str(), options, planned);
   if (o.json) {
     nlohmann::json j = {{"model", o.model},
                         {"format", format_name(spec.format)},

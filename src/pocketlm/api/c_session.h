@@ -67,14 +67,9 @@ struct Configured {
   Storage* tokenizer_storage() { return own_tokenizer ? &tokenizer : nullptr; }
 };
 
-// What planning fills (the session's memory, not the stack: a firmware's stack is a few KiB).
-struct Planned {
-  ModelSpec spec;
-  MemoryPlan plan;
-  WeightPlacement placement;
-};
-// The plan of a configured config into the caller's struct (its size honoured).
-Status plan_into(Configured& c, const pocketlm_config& config, Planned* work, pocketlm_memory_plan* out);
+// The plan of a configured config into *work (the session's memory, not the stack: a
+// firmware's stack is a few KiB) and the caller's struct (its size honoured).
+Status plan_into(Configured& c, const pocketlm_config& config, SessionPlan* work, pocketlm_memory_plan* out);
 
 // Copies min(user_size, sizeof(T)) bytes of `src` into *dst (which holds T's defaults) and keeps
 // the size field as sizeof(T): the Growth rule of api/pocketlm.h for a struct read.
@@ -122,7 +117,7 @@ struct pocketlm_session {
   char error[pocketlm::Status::kMaxMessage + 32] = {};
   // Destroyed by close; until open it is only constructed.
   pocketlm::api::Configured configured;
-  pocketlm::api::Planned planned;
+  pocketlm::SessionPlan planned;
   pocketlm::Session session;
   // generate() and chat turns: the caller's callback and how many times it was called.
   pocketlm_token_fn on_token = nullptr;

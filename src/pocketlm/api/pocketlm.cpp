@@ -200,14 +200,12 @@ Status Configured::configure(const pocketlm_config& config) {
   return Status();
 }
 
-Status plan_into(Configured& c, const pocketlm_config& config, Planned* work, pocketlm_memory_plan* out) {
+Status plan_into(Configured& c, const pocketlm_config& config, SessionPlan* work, pocketlm_memory_plan* out) {
   pocketlm_memory_plan p = {};
   p.size = sizeof p;
-  ModelSpec& spec = work->spec;
-  MemoryPlan& plan = work->plan;
-  WeightPlacement& placement = work->placement;
-  int batch = 1;
-  POCKETLM_TRY(Session::plan(c.model, c.tokenizer_storage(), c.options, &spec, &plan, &placement, &batch));
+  POCKETLM_TRY(plan_session(c.model, c.tokenizer_storage(), c.options, work));
+  const ModelSpec& spec = work->spec;
+  const MemoryPlan& plan = work->memory;
   p.tier_count = plan.tier_count();
   for (int t = 0; t < plan.tier_count(); ++t) {
     pocketlm_plan_tier& o = p.tiers[t];
@@ -227,9 +225,9 @@ Status plan_into(Configured& c, const pocketlm_config& config, Planned* work, po
   p.storage_bytes_per_token = plan.storage_bytes_per_token();
   p.model_file_bytes = config.model.size;
   p.seq_len = config.seq_len > 0 && config.seq_len < spec.config.seq_len ? config.seq_len : spec.config.seq_len;
-  p.prefill_batch = batch;
+  p.prefill_batch = work->prefill_batch;
   POCKETLM_TRY(write_sized(p, "plan", out));
-  if (!plan.fits()) return Session::check_fits(c.model.name(), c.options, plan, placement);
+  if (!plan.fits()) return check_plan_fits(c.model.name(), c.options, *work);
   return Status();
 }
 
@@ -414,8 +412,9 @@ pocketlm_status pocketlm_open(pocketlm_session* session, const pocketlm_config* 
   }
   cf.options.abort = &s->abort;
   // From here a failure leaves a session that cannot be opened again (Session opens once).
+  // It opens from the plan just made: what it carves is what the caller's buffers were sized by.
   s->state = pocketlm::api::SessionState::kFailed;
-  const Status st = s->session.open(cf.model, cf.tokenizer_storage(), cf.options);
+  const Status st = s->session.open(s->planned, cf.model, cf.tokenizer_storage(), cf.options);
   if (st.ok()) s->state = pocketlm::api::SessionState::kOpen;
   return s->fail(st);
 }
@@ -453,7 +452,7 @@ pocketlm_status pocketlm_close(pocketlm_session* session) {
     return s->fail(Status::error(StatusCode::kBadState, "pocketlm_close: the session is already closed"));
   // The engine's objects go; the small header stays, so that a late call is an error, not a crash.
   s->session.~Session();
-  s->planned.~Planned();
+  s->planned.~SessionPlan();
   s->configured.~Configured();
   s->state = pocketlm::api::SessionState::kClosed;
   return s->fail(Status());

@@ -8,60 +8,9 @@
 #include "pocketlm/format/model_reader.h"
 #include "pocketlm/model/blocks.h"
 #include "pocketlm/runtime/placement.h"
-#include "pocketlm/runtime/session_plan.h"
+#include "pocketlm/runtime/planner.h"
 
 namespace pocketlm {
-
-namespace {
-
-int effective_seq_len(const ModelSpec& spec, const SessionOptions& options) {
-  return options.seq_len > 0 ? options.seq_len : spec.config.seq_len;
-}
-
-// The tokenizer's piece bytes and the read buffer for parsing it (no larger than the file).
-Status tokenizer_sizes(Storage& tokenizer, const ModelSpec& spec, const SessionOptions& options,
-                       std::uint64_t* piece_bytes, std::size_t* chunk) {
-  // A file that starts like a known other kind (a GGUF or llama2.c model, a web page, a text
-  // file: format/file_kind.h) is named as such, not by a record field of bytes that were never
-  // records; plan() sizes the tokenizer without reading it, so this is its only check.
-  POCKETLM_TRY(name_foreign_file(tokenizer, Status(), ExpectedFile::kTokenizer));
-  POCKETLM_TRY(Tokenizer::piece_bytes(tokenizer, spec.config.vocab_size, piece_bytes));
-  *chunk = options.io_chunk_bytes;
-  if (tokenizer.size() < *chunk) *chunk = static_cast<std::size_t>(tokenizer.size());
-  return Status();
-}
-
-// The same for a tokenizer inside the model file (GGUF): sizes from the header pass.
-void embedded_tokenizer_sizes(const ModelSpec& spec, const SessionOptions& options, std::uint64_t* piece_bytes,
-                              std::size_t* chunk) {
-  *piece_bytes = spec.tokenizer.piece_bytes;
-  *chunk = options.io_chunk_bytes;
-}
-
-// A model object of `spec`'s kind in `memory` (kModelObjectBytes), destroyed when this goes
-// out of scope.
-class ScopedModel {
- public:
-  explicit ScopedModel(void* memory) : memory_(memory) {}
-  ~ScopedModel() {
-    if (model_) model_->~Model();
-  }
-  ScopedModel(const ScopedModel&) = delete;
-  ScopedModel& operator=(const ScopedModel&) = delete;
-  Status construct(const char* file, const ModelSpec& spec) {
-    const ModelKind* kind = nullptr;
-    POCKETLM_TRY(find_model_kind(file, spec, &kind));
-    model_ = kind->construct(memory_);
-    return Status();
-  }
-  Model* get() { return model_; }
-
- private:
-  void* memory_;
-  Model* model_ = nullptr;
-};
-
-}  // namespace
 
 const Kernels& session_kernels(const SessionOptions& options) {
   if (options.kernels) return *options.kernels;
@@ -86,160 +35,43 @@ Session::~Session() {
   if (model_) model_->~Model();
 }
 
-Status Session::carve_all(const ModelSpec& spec, int seq_len, const Kernels& kernels, const WeightPlacement& placement,
-                          KvType kv, int prefill_batch, std::uint64_t piece_bytes, std::size_t chunk_bytes,
-                          Arena& arena, Model* model, Tokenizer* tokenizer, Sampler* sampler, unsigned char** chunk,
-                          bool chat, std::int32_t** chat_tokens, std::int32_t** chat_starts,
-                          std::size_t chat_text_bytes, char** chat_text, std::int32_t** chat_text_tokens) {
-  const std::int32_t vocab = spec.config.vocab_size;
-  POCKETLM_TRY(model->carve(spec, seq_len, kernels, placement, kv, arena));
-  POCKETLM_TRY(model->carve_prefill(prefill_batch, arena));
-  POCKETLM_TRY(sampler->carve(vocab, arena));
-  POCKETLM_TRY(tokenizer->carve(vocab, piece_bytes, arena));
-  void* p = nullptr;
-  POCKETLM_TRY(arena.allocate(chunk_bytes, kIoChunkRegion, &p));
-  *chunk = static_cast<unsigned char*>(p);
-  if (chat) {
-    POCKETLM_TRY(carve_array(arena, kChatHistoryRegion, static_cast<std::uint64_t>(seq_len), chat_tokens));
-    POCKETLM_TRY(carve_array(arena, kChatHistoryRegion, static_cast<std::uint64_t>(seq_len), chat_starts));
-    if (chat_text_bytes > 0) {
-      std::size_t entries = 0;
-      POCKETLM_TRY(Tokenizer::encode_capacity(chat_text_bytes, &entries));
-      POCKETLM_TRY(carve_array(arena, kChatTextRegion, chat_text_bytes, chat_text));
-      POCKETLM_TRY(carve_array(arena, kChatTextRegion, entries, chat_text_tokens));
-    }
-  }
-  return Status();
-}
-
-Status Session::measure(Storage& model, const ModelSpec& spec, const SessionOptions& options,
-                        const WeightPlacement& placement, int prefill_batch, std::uint64_t piece_bytes,
-                        std::size_t chunk, void* model_memory, MemoryPlan* plan) {
-  plan->reset();
-  if (options.device) {
-    plan_tiers(*options.device, plan);
-  } else {
-    // One RAM tier and the model file, where weights that do not fit stay.
-    const PlanTier tiers[] = {{"ram", false, 0, 0}, {"model file", true, 0, 0}};
-    plan->set_tiers(tiers, 2);
-  }
-  if (options.budget_bytes) plan->set_budget(options.budget_bytes);
-  if (options.reserve_bytes)
-    POCKETLM_TRY(plan->add_reserved(kProcessRegion, options.reserve_bytes,
-                                    "the program itself: code, stacks, libraries (not the arena)"));
-  const int seq_len = effective_seq_len(spec, options);
-  POCKETLM_TRY(describe_session_regions(spec, placement, seq_len, options.kv, prefill_batch,
-                                        session_kernels(options).attention_batch != nullptr, chunk, plan));
-  if (options.chat)
-    POCKETLM_TRY(plan->add(kChatHistoryRegion, 0, "chat: token ids and turn starts, 2 x seq_len x int32", Heat::kRare));
-  if (options.chat && options.chat_text_bytes > 0)
-    POCKETLM_TRY(plan->add(kChatTextRegion, 0, "chat: one rendered message and its encoding scratch", Heat::kRare));
-  Arena measuring;
-  measuring.init_measuring(plan);
-  ScopedModel m(model_memory);
-  POCKETLM_TRY(m.construct(model.name(), spec));
-  Tokenizer tok;
-  Sampler sampler;
-  unsigned char* buffer = nullptr;
-  std::int32_t *chat_tokens = nullptr, *chat_starts = nullptr, *chat_text_tokens = nullptr;
-  char* chat_text = nullptr;
-  POCKETLM_TRY(carve_all(spec, seq_len, session_kernels(options), placement, options.kv, prefill_batch, piece_bytes, chunk,
-                         measuring, m.get(), &tok, &sampler, &buffer, options.chat, &chat_tokens, &chat_starts,
-                         options.chat_text_bytes, &chat_text, &chat_text_tokens));
-  assign_ram_tiers(plan);
-  plan->set_storage_bytes_per_token(storage_cost(spec, placement).bytes_per_token);
-  plan->set_storage_file_bytes(spec.file_bytes);
-  return Status();
-}
-
-Status Session::plan(Storage& model, Storage* tokenizer, const SessionOptions& options, ModelSpec* spec,
-                     MemoryPlan* plan, WeightPlacement* placement, int* prefill_batch) {
-  alignas(16) unsigned char model_memory[kModelObjectBytes];
-  return plan_in(model, tokenizer, options, spec, plan, placement, prefill_batch, model_memory);
-}
-
-Status Session::plan_in(Storage& model, Storage* tokenizer, const SessionOptions& options, ModelSpec* spec,
-                        MemoryPlan* plan, WeightPlacement* placement, int* prefill_batch, void* model_memory) {
-  POCKETLM_TRY(read_model_spec(model, spec));
-  // Before any size below is taken as a size_t (32-bit hosts: a tensor of 4 GiB or more).
-  POCKETLM_TRY(check_tensors_addressable(model.name(), *spec, SIZE_MAX));
-  if (options.seq_len < 0 || options.seq_len > spec->config.seq_len)
-    return Status::error(StatusCode::kInvalidArgument, "seq_len = %d is outside [1, %d] (the model's seq_len)",
-                         options.seq_len, spec->config.seq_len);
-  if (options.prefill_batch < 0)
-    return Status::error(StatusCode::kInvalidArgument, "prefill_batch = %d tokens; 0 (the plan's choice) or more",
-                         options.prefill_batch);
-  if (options.io_chunk_bytes == 0)
-    return Status::error(StatusCode::kInvalidArgument, "io chunk: 0 bytes; reads need a positive chunk size");
-  std::uint64_t piece_bytes = 0;
-  std::size_t chunk = options.io_chunk_bytes;
-  if (tokenizer)
-    POCKETLM_TRY(tokenizer_sizes(*tokenizer, *spec, options, &piece_bytes, &chunk));
-  else if (spec->tokenizer.present)
-    embedded_tokenizer_sizes(*spec, options, &piece_bytes, &chunk);
-
-  // A batch the caller fixed is part of every plan; the plan's own choice comes after the
-  // weights are placed, from the memory they leave (weights read once per token matter more
-  // than prefill reading them once per block).
-  const int seq_len = effective_seq_len(*spec, options);
-  // An f16 KV cache is filled one position at a time (the batched blocks write f32 rows).
-  const bool one_at_a_time = options.kv == KvType::kF16;
-  const int fixed_batch = one_at_a_time            ? 1
-                          : options.prefill_batch > 0 ? (options.prefill_batch < seq_len ? options.prefill_batch : seq_len)
-                                                      : 1;
-  // Everything resident first; while the RAM tiers overflow, leave in storage what frees the
-  // shortfall at the fewest bytes read per token, and measure again (streaming adds buffers).
-  WeightPlacement chosen;
-  chosen.block_bytes = options.stream_block_bytes;
-  // A tokenizer file apart from the model is stored on the same medium (a flash partition).
-  const std::uint64_t tokenizer_file_bytes = tokenizer ? tokenizer->size() : 0;
-  const auto measure_at = [&](int batch) -> Status {
-    POCKETLM_TRY(measure(model, *spec, options, chosen, batch, piece_bytes, chunk, model_memory, plan));
-    plan->set_storage_tokenizer_bytes(tokenizer_file_bytes);
-    return Status();
-  };
-  POCKETLM_TRY(measure_at(fixed_batch));
-  while (!plan->fits()) {
-    const std::uint64_t shortfall = plan->ram_shortfall();
-    // The medium itself too small, or nothing left to move: the plan reports it as it is.
-    if (shortfall == 0 || !shed_weights(*spec, session_kernels(options), shortfall, &chosen)) break;
-    POCKETLM_TRY(measure_at(fixed_batch));
-  }
-  const bool found = plan->fits();
-  int batch = fixed_batch;
-  if (options.prefill_batch == 0 && found && !one_at_a_time) {
-    // The largest power of two that still fits, from kMaxPrefillBatch down.
-    for (batch = kMaxPrefillBatch; batch > 1; batch /= 2) {
-      if (batch > seq_len) continue;
-      POCKETLM_TRY(measure_at(batch));
-      if (plan->fits()) break;
-    }
-  }
-  POCKETLM_TRY(measure_at(batch));
-  if (placement) *placement = chosen;
-  if (prefill_batch) *prefill_batch = batch;
-  return Status();
-}
-
-Status Session::check_fits(const char* model, const SessionOptions& options, const MemoryPlan& plan,
-                           const WeightPlacement& placement) {
-  return plan.overflow_error(model, options.device ? options.device->name : nullptr,
-                             placement.any() ? ", even with the weights it can stream kept in storage" : "");
-}
-
 Status Session::open(Storage& model, Storage& tokenizer, const SessionOptions& options) {
   return open(model, &tokenizer, options);
 }
 
 Status Session::open(Storage& model, Storage* tokenizer, const SessionOptions& options) {
-  if (opened_)
-    return Status::error(StatusCode::kInvalidArgument, "%s: open() was already called on this session; use a new Session",
-                         model.name());
+  if (opened_) return open_again(model);
   opened_ = true;
+  // The plan in this session's own memory (a firmware's stack is a few KiB), the model
+  // object's memory serving the measuring carves; header reads counted as the session's.
   model_reads_.wrap(&model);
-  const ModelSpec& spec = spec_;
-  // The model object's own memory serves the measuring carves: no second object on the stack.
-  POCKETLM_TRY(plan_in(model_reads_, tokenizer, options, &spec_, &plan_, &placement_, &prefill_batch_, model_memory_));
+  POCKETLM_TRY(plan_session_in(model_reads_, tokenizer, options, model_memory_, &plan_));
+  return open_planned(model, tokenizer, options);
+}
+
+Status Session::open(const SessionPlan& plan, Storage& model, Storage* tokenizer, const SessionOptions& options) {
+  if (opened_) return open_again(model);
+  opened_ = true;
+  if (plan.model_file_bytes != model.size() || plan.tokenizer_file != (tokenizer != nullptr) ||
+      (tokenizer && plan.tokenizer_file_bytes != tokenizer->size()))
+    return Status::error(StatusCode::kInvalidArgument,
+                         "%s: the plan is for a model of %llu bytes%s, not these files (%llu bytes%s): plan them again",
+                         model.name(), static_cast<unsigned long long>(plan.model_file_bytes),
+                         plan.tokenizer_file ? " and a tokenizer file" : "",
+                         static_cast<unsigned long long>(model.size()), tokenizer ? " and a tokenizer file" : "");
+  model_reads_.wrap(&model);
+  plan_ = plan;
+  return open_planned(model, tokenizer, options);
+}
+
+Status Session::open_again(Storage& model) {
+  return Status::error(StatusCode::kInvalidArgument, "%s: open() was already called on this session; use a new Session",
+                       model.name());
+}
+
+Status Session::open_planned(Storage& model, Storage* tokenizer, const SessionOptions& options) {
+  const ModelSpec& spec = plan_.spec;
+  const MemoryPlan& memory = plan_.memory;
   if (!tokenizer && !spec.tokenizer.present) {
     if (spec.tokenizer.model[0])
       return Status::error(StatusCode::kUnsupported,
@@ -249,13 +81,12 @@ Status Session::open(Storage& model, Storage* tokenizer, const SessionOptions& o
     return Status::error(StatusCode::kInvalidArgument, "%s: the model file carries no tokenizer; give one with -z",
                          model.name());
   }
-  POCKETLM_TRY(check_fits(model.name(), options, plan_, placement_));
-  const int seq_len = effective_seq_len(spec, options);
+  POCKETLM_TRY(check_plan_fits(model.name(), options, plan_));
   // One block per RAM tier, each exactly the plan's regions in that tier.
-  arena_.place_by(&plan_);
-  for (int t = 0; t < plan_.tier_count(); ++t) {
-    if (plan_.tier(t).storage) continue;
-    const std::uint64_t need = plan_.arena_bytes(t);
+  arena_.place_by(&memory);
+  for (int t = 0; t < memory.tier_count(); ++t) {
+    if (memory.tier(t).storage) continue;
+    const std::uint64_t need = memory.arena_bytes(t);
     void* buffer = options.tier_buffers[t];
     std::size_t buffer_bytes = options.tier_buffer_bytes[t];
     // The port's block, with room for aligning its start (Arena::kAlignment).
@@ -270,7 +101,7 @@ Status Session::open(Storage& model, Storage* tokenizer, const SessionOptions& o
         return Status::error(StatusCode::kOutOfMemory,
                              "%s: the buffer for tier %s holds %llu usable bytes (of %zu, after 16-byte alignment) "
                              "but the plan needs %llu there",
-                             model.name(), plan_.tier(t).name, static_cast<unsigned long long>(arena_.capacity(t)),
+                             model.name(), memory.tier(t).name, static_cast<unsigned long long>(arena_.capacity(t)),
                              buffer_bytes, static_cast<unsigned long long>(need));
       continue;
     }
@@ -280,33 +111,29 @@ Status Session::open(Storage& model, Storage* tokenizer, const SessionOptions& o
     if (!st.ok())
       return Status::error(st.code(), "%s: %s; its kv cache alone is %llu bytes at seq_len = %d (--seq-len shrinks it)",
                            model.name(), st.message(),
-                           static_cast<unsigned long long>(plan_.bytes_of(region::kKvCache)), seq_len);
+                           static_cast<unsigned long long>(memory.bytes_of(region::kKvCache)), plan_.seq_len);
   }
 
-  std::uint64_t piece_bytes = 0;
-  std::size_t chunk = 0;
-  if (tokenizer)
-    POCKETLM_TRY(tokenizer_sizes(*tokenizer, spec, options, &piece_bytes, &chunk));
-  else
-    embedded_tokenizer_sizes(spec, options, &piece_bytes, &chunk);
   const ModelKind* kind = nullptr;
   POCKETLM_TRY(find_model_kind(model.name(), spec, &kind));
   model_ = kind->construct(model_memory_);
-  unsigned char* buffer = nullptr;
   kernels_ = &session_kernels(options);
-  POCKETLM_TRY(carve_all(spec, seq_len, *kernels_, placement_, options.kv, prefill_batch_, piece_bytes, chunk, arena_,
-                         model_, &tokenizer_, &sampler_, &buffer, options.chat, &chat_tokens_, &chat_starts_,
-                         options.chat_text_bytes, &chat_text_, &chat_text_tokens_));
+  SessionCarve carved;
+  POCKETLM_TRY(carve_session(plan_, options, arena_, model_, &tokenizer_, &sampler_, &carved));
+  chat_tokens_ = carved.chat_tokens;
+  chat_starts_ = carved.chat_starts;
+  chat_text_ = carved.chat_text;
+  chat_text_tokens_ = carved.chat_text_tokens;
   if (chat_text_) {
     chat_text_bytes_ = options.chat_text_bytes;
     POCKETLM_TRY(Tokenizer::encode_capacity(chat_text_bytes_, &chat_text_token_entries_));
   }
   // The tokenizer is small and its errors are common: check it before reading the weights.
   if (tokenizer)
-    POCKETLM_TRY(tokenizer_.load(*tokenizer, buffer, chunk));
+    POCKETLM_TRY(tokenizer_.load(*tokenizer, carved.io_chunk, plan_.chunk_bytes));
   else
-    POCKETLM_TRY(tokenizer_.load_gguf(model_reads_, spec.tokenizer, spec.config.bos_id, spec.config.eos_id, buffer,
-                                      chunk));
+    POCKETLM_TRY(tokenizer_.load_gguf(model_reads_, spec.tokenizer, spec.config.bos_id, spec.config.eos_id,
+                                      carved.io_chunk, plan_.chunk_bytes));
   tokenizer_.set_special_tokens(spec.config.bos_id, spec.config.eos_id);
   POCKETLM_TRY(model_->load(model_reads_, options.io_chunk_bytes, options.read_queue));
   parallel_ = options.parallel;

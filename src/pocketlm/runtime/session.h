@@ -20,6 +20,7 @@
 #include "pocketlm/model/model_kind.h"
 #include "pocketlm/model/weight_placement.h"
 #include "pocketlm/runtime/device_profile.h"
+#include "pocketlm/runtime/planner.h"
 #include "pocketlm/sampling/sampler.h"
 #include "pocketlm/text/tokenizer.h"
 
@@ -151,29 +152,18 @@ class Session {
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
-  // Computes the plan for `model` (header only) and `tokenizer` (size only; null: the model's
-  // own tokenizer when it carries one, else none) under `options`, without allocating: when the weights do not all fit the RAM tiers, it
-  // keeps in storage what costs the fewest bytes read per token (runtime/placement.h) and
-  // returns that placement in *placement (when not null). A plan that does not fit even so
-  // is returned too (plan->fits() is false). Errors: bad header, seq_len out of range.
-  // The prompt tokens per prefill pass go to *prefill_batch (when not null): the largest
-  // power of two up to kMaxPrefillBatch (and seq_len) whose activations still fit once the
-  // weights are placed, or options.prefill_batch when set.
-  static Status plan(Storage& model, Storage* tokenizer, const SessionOptions& options, ModelSpec* spec,
-                     MemoryPlan* plan, WeightPlacement* placement = nullptr, int* prefill_batch = nullptr);
-  // Ok when `plan` (made by plan() with `placement`) fits, else the one-line error open() gives:
-  // the tier that overflows, what it needs and holds (MemoryPlan::overflow_error).
-  static Status check_fits(const char* model, const SessionOptions& options, const MemoryPlan& plan,
-                           const WeightPlacement& placement);
-
-  // Plans, checks the budget (kOutOfMemory with the plan left in plan() when over), then
-  // allocates the arena (or checks that the borrowed buffer holds the plan) and loads model and
-  // tokenizer. A session opens once: a second call is an error (kInvalidArgument), and after a
-  // failed open generate() refuses to run.
+  // Plans (runtime/planner.h: plan_session), checks the budget (kOutOfMemory, the plan left in
+  // plan(), when over), then opens from that plan as below. A session opens once: a second
+  // call is an error (kInvalidArgument), and after a failed open generate() refuses to run.
   Status open(Storage& model, Storage& tokenizer, const SessionOptions& options);
   // The same; a null `tokenizer` takes the one the model file carries (GGUF), an error when it
   // carries none pocketlm reads.
   Status open(Storage& model, Storage* tokenizer, const SessionOptions& options);
+  // Opens from a plan made by plan_session() for these storages and options (its memory is
+  // what is carved: nothing is planned again): checks that it fits (kOutOfMemory) and is for
+  // storages of these sizes (kInvalidArgument), then allocates the arena (or checks that the
+  // borrowed buffers hold it) and loads model and tokenizer.
+  Status open(const SessionPlan& plan, Storage& model, Storage* tokenizer, const SessionOptions& options);
 
   // Entries the `tokens` buffer of encode() needs for a prompt of len bytes
   // (Tokenizer::encode_capacity). Refuses first, as encode() does, a prompt whose byte length
@@ -258,9 +248,9 @@ class Session {
   }
 
   bool ready() const { return ready_; }
-  const ModelSpec& spec() const { return spec_; }
-  const WeightPlacement& placement() const { return placement_; }
-  const MemoryPlan& plan() const { return plan_; }
+  const ModelSpec& spec() const { return plan_.spec; }
+  const WeightPlacement& placement() const { return plan_.placement; }
+  const MemoryPlan& plan() const { return plan_.memory; }
   const Tokenizer& tokenizer() const { return tokenizer_; }
   // The sampler of the last generate(): its counts say how often the T -> 0 limit was taken.
   const Sampler& sampler() const { return sampler_; }
@@ -279,12 +269,6 @@ class Session {
   std::uint64_t model_bytes_read() const { return model_reads_.bytes(); }
 
  private:
-  // The carving sequence shared by planning (measuring arena) and building.
-  static Status carve_all(const ModelSpec& spec, int seq_len, const Kernels& kernels,
-                          const WeightPlacement& placement, KvType kv, int prefill_batch, std::uint64_t piece_bytes,
-                          std::size_t chunk_bytes, Arena& arena, Model* model, Tokenizer* tokenizer, Sampler* sampler,
-                          unsigned char** chunk, bool chat, std::int32_t** chat_tokens, std::int32_t** chat_starts,
-                          std::size_t chat_text_bytes, char** chat_text, std::int32_t** chat_text_tokens);
   // Whether every logit is finite (a model whose weights overflow float gives NaN or inf).
   static bool logits_finite(const float* logits, int n);
   // chat_turn() without its cleanup after an error.
@@ -301,20 +285,10 @@ class Session {
   // what it does, and doing it.
   ChatRoom plan_room(int n_in, int reserve) const;
   Status make_room(const ChatRoom& room, ChatTurnStats* stats);
-  // The plan of one placement, measured into *plan.
-  static Status measure(Storage& model, const ModelSpec& spec, const SessionOptions& options,
-                        const WeightPlacement& placement, int prefill_batch, std::uint64_t piece_bytes,
-                        std::size_t chunk_bytes, void* model_memory, MemoryPlan* plan);
-  // plan() with the measuring model object in `model_memory` (kModelObjectBytes, 16-aligned).
-  static Status plan_in(Storage& model, Storage* tokenizer, const SessionOptions& options, ModelSpec* spec,
-                        MemoryPlan* plan, WeightPlacement* placement, int* prefill_batch, void* model_memory);
 
 
   Arena arena_;
-  ModelSpec spec_;
-  MemoryPlan plan_;
-  WeightPlacement placement_;
-  int prefill_batch_ = 1;
+  SessionPlan plan_;  // what open() carved (runtime/planner.h)
   alignas(16) unsigned char model_memory_[kModelObjectBytes];  // the model object (model/model_kind.h)
   Model* model_ = nullptr;
   CountingStorage model_reads_;
@@ -348,6 +322,9 @@ class Session {
   bool chat_begun_ = false;
   bool opened_ = false;  // open() was called (it may have failed)
   bool ready_ = false;   // open() succeeded
+  Status open_again(Storage& model);  // the error of a second open()
+  // open() once plan_ is set: budget check, arena, carve, load.
+  Status open_planned(Storage& model, Storage* tokenizer, const SessionOptions& options);
 };
 
 }  // namespace pocketlm
