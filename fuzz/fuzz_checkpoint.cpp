@@ -74,10 +74,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   SessionOptions options;
   options.seq_len = spec.config.seq_len > 4 ? 4 : 0;  // the KV cache of a hostile seq_len is not the point
-  MemoryPlan plan;
-  if (!Session::plan(model, &tok, options, &spec, &plan).ok() || plan.total() > kMaxPlanBytes) return 0;
+  SessionPlan plan;
+  if (!plan_session(model, &tok, options, &plan).ok() || plan.memory.total() > kMaxPlanBytes) return 0;
   Session session;
-  if (!session.open(model, tok, options).ok()) return 0;
+  if (!session.open(plan, model, &tok, options).ok()) return 0;
   const std::int32_t prompt[2] = {spec.config.vocab_size > 1 ? kBosToken : 0, static_cast<std::int32_t>(data[size - 1] % spec.config.vocab_size)};
   const int n_prompt = spec.config.vocab_size > 1 ? 1 + (data[size - 1] & 1) : 1;
   SamplerParams params;

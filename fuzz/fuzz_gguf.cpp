@@ -33,11 +33,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (tokenizer && spec.config.vocab_size != 512) return 0;
   SessionOptions options;
   options.seq_len = spec.config.seq_len > 4 ? 4 : 0;
-  MemoryPlan plan;
-  ModelSpec planned;
-  if (!Session::plan(model, tokenizer, options, &planned, &plan).ok() || plan.total() > (64ull << 20)) return 0;
+  SessionPlan plan;
+  if (!plan_session(model, tokenizer, options, &plan).ok() || plan.memory.total() > (64ull << 20)) return 0;
   Session session;
-  if (!session.open(model, tokenizer, options).ok()) return 0;
+  if (!session.open(plan, model, tokenizer, options).ok()) return 0;
   const std::int32_t prompt[1] = {static_cast<std::int32_t>(spec.config.bos_id)};
   SamplerParams params;
   params.seed = 1 + data[size - 1];

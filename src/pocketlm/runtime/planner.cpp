@@ -1,5 +1,8 @@
 #include "pocketlm/runtime/planner.h"
 
+#include <memory>
+#include <new>
+
 #include "pocketlm/format/file_kind.h"
 #include "pocketlm/format/model_reader.h"
 #include "pocketlm/model/model_kind.h"
@@ -121,7 +124,10 @@ Status plan_session(Storage& model, Storage* tokenizer, const SessionOptions& op
 
 Status plan_session_in(Storage& model, Storage* tokenizer, const SessionOptions& options, void* model_memory,
                        SessionPlan* out) {
-  *out = SessionPlan();
+  // Made afresh in place: a SessionPlan is kilobytes (its MemoryPlan), more than a temporary
+  // may take of a device's stack frame (-Wstack-usage on the Cortex-M build).
+  std::destroy_at(out);
+  ::new (static_cast<void*>(out)) SessionPlan();
   ModelSpec& spec = out->spec;
   POCKETLM_TRY(read_model_spec(model, &spec));
   // Before any size below is taken as a size_t (32-bit hosts: a tensor of 4 GiB or more).
