@@ -8,8 +8,8 @@
 #   make train-smoke  a tiny model in about 30 s: train -> export -> tokenizer and parity checks
 #   make distill-data stories sampled from stories260K into runs/distill/ (train/distill.py)
 #   make synth-models   models/synth15M.bin and synth15M_q80.bin (docs/memory-and-tiers.md, docs/performance.md)
-#   make test-aarch64   cross-build for 64-bit ARM (NEON backend) and run the suite under qemu
-#   make test-mips      cross-build for 32-bit little-endian MIPS and run the suite under qemu
+#   make test-aarch64   cross-build for 64-bit ARM, its kernel and golden tests (NEON) under qemu
+#   make test-mips      cross-build for 32-bit little-endian MIPS, the tests that differ there, under qemu
 #   make test-cpus      the host build under qemu-x86_64 as an AVX2-only and an SSE-only CPU
 # The cross, sanitizer, valgrind and fuzz targets name the Debian packages they need below
 # (and in docs/testing.md, "Other test targets").
