@@ -204,7 +204,6 @@ Status plan_into(Configured& c, const pocketlm_config& config, SessionPlan* work
   pocketlm_memory_plan p = {};
   p.size = sizeof p;
   POCKETLM_TRY(plan_session(c.model, c.tokenizer_storage(), c.options, work));
-  const ModelSpec& spec = work->spec;
   const MemoryPlan& plan = work->memory;
   p.tier_count = plan.tier_count();
   for (int t = 0; t < plan.tier_count(); ++t) {
@@ -213,18 +212,13 @@ Status plan_into(Configured& c, const pocketlm_config& config, SessionPlan* work
     format_to(o.name, sizeof o.name, "%s", pt.name);
     o.storage = pt.storage ? 1 : 0;
     o.capacity = pt.capacity;
-    if (pt.storage) {
-      for (int r = 0; r < plan.size(); ++r)
-        if (plan.region(r).tier == t) o.bytes += plan.region(r).bytes;
-    } else {
-      o.bytes = plan.arena_bytes(t);
-    }
+    o.bytes = pt.storage ? plan.tier_total(t) : plan.arena_bytes(t);
   }
   p.fits = plan.fits() ? 1 : 0;
   p.ram_bytes = plan.total();
   p.storage_bytes_per_token = plan.storage_bytes_per_token();
   p.model_file_bytes = config.model.size;
-  p.seq_len = config.seq_len > 0 && config.seq_len < spec.config.seq_len ? config.seq_len : spec.config.seq_len;
+  p.seq_len = work->seq_len;
   p.prefill_batch = work->prefill_batch;
   POCKETLM_TRY(write_sized(p, "plan", out));
   if (!plan.fits()) return check_plan_fits(c.model.name(), c.options, *work);

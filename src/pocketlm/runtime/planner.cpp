@@ -127,6 +127,8 @@ Status carve_session(const SessionPlan& plan, const SessionOptions& options, Are
       POCKETLM_TRY(Tokenizer::encode_capacity(options.chat_text_bytes, &entries));
       POCKETLM_TRY(carve_array(arena, kChatTextRegion, options.chat_text_bytes, &out->chat_text));
       POCKETLM_TRY(carve_array(arena, kChatTextRegion, entries, &out->chat_text_tokens));
+      out->chat_text_bytes = options.chat_text_bytes;
+      out->chat_text_token_entries = entries;
     }
   }
   return Status();

@@ -61,7 +61,9 @@ struct SessionCarve {
   std::int32_t* chat_tokens = nullptr;      // with chat: [seq_len]
   std::int32_t* chat_starts = nullptr;      // with chat: [seq_len]
   char* chat_text = nullptr;                // with chat_text_bytes: [chat_text_bytes]
-  std::int32_t* chat_text_tokens = nullptr;  // [Tokenizer::encode_capacity(chat_text_bytes)]
+  std::int32_t* chat_text_tokens = nullptr;  // [chat_text_token_entries]
+  std::size_t chat_text_bytes = 0;           // 0 without chat text
+  std::size_t chat_text_token_entries = 0;   // Tokenizer::encode_capacity(chat_text_bytes)
 };
 // The carving sequence of a session, the same for planning (a measuring arena, which records
 // each region's bytes into the plan) and for opening (the real arena): model, prefill

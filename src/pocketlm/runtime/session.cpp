@@ -124,10 +124,8 @@ Status Session::open_planned(Storage& model, Storage* tokenizer, const SessionOp
   chat_starts_ = carved.chat_starts;
   chat_text_ = carved.chat_text;
   chat_text_tokens_ = carved.chat_text_tokens;
-  if (chat_text_) {
-    chat_text_bytes_ = options.chat_text_bytes;
-    POCKETLM_TRY(Tokenizer::encode_capacity(chat_text_bytes_, &chat_text_token_entries_));
-  }
+  chat_text_bytes_ = carved.chat_text_bytes;
+  chat_text_token_entries_ = carved.chat_text_token_entries;
   // The tokenizer is small and its errors are common: check it before reading the weights.
   if (tokenizer)
     POCKETLM_TRY(tokenizer_.load(*tokenizer, carved.io_chunk, plan_.chunk_bytes));
