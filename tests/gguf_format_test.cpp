@@ -17,6 +17,7 @@
 #include "pocketlm/format/gguf_writer.h"
 #include "pocketlm/format/model_reader.h"
 #include "pocketlm/io/memory_storage.h"
+#include "pocketlm/quant/tensor_type.h"
 #include "pocketlm/runtime/session.h"
 #include "ports/posix/file_storage.h"
 #include "golden_models.h"
@@ -159,6 +160,34 @@ std::uint64_t get64(const std::vector<unsigned char>& b, std::size_t at) {
     EXPECT_EQ(m.find('\n'), std::string::npos) << m;                                                 \
     for (const char* needle : {__VA_ARGS__}) EXPECT_NE(m.find(needle), std::string::npos) << needle << " in " << m; \
   } while (0)
+
+// The type table's ggml ids and file types are ggml's and llama.cpp's (gguf.h names them): each
+// GGUF type maps to its row and back; q80, llama2.c's own, has none; other ids map to nothing.
+TEST(Gguf, TypeTableHoldsGgmlIdsAndFileTypes) {
+  const struct {
+    std::uint32_t ggml, file_type;
+    pocketlm::TensorType type;
+  } kRows[] = {{gguf::kGgmlF32, gguf::kFileTypeF32, pocketlm::TensorType::kF32},
+               {gguf::kGgmlF16, gguf::kFileTypeF16, pocketlm::TensorType::kF16},
+               {gguf::kGgmlQ8_0, gguf::kFileTypeQ8_0, pocketlm::TensorType::kQ8_0},
+               {gguf::kGgmlQ4_0, gguf::kFileTypeQ4_0, pocketlm::TensorType::kQ4_0},
+               {gguf::kGgmlIQ4_XS, gguf::kFileTypeIQ4_XS, pocketlm::TensorType::kIQ4_XS}};
+  for (const auto& row : kRows) {
+    pocketlm::TensorType t = pocketlm::TensorType::kQ80;
+    ASSERT_TRUE(pocketlm::type_from_ggml(row.ggml, &t)) << row.ggml;
+    EXPECT_EQ(t, row.type);
+    EXPECT_EQ(pocketlm::type_traits(t).ggml_type, static_cast<int>(row.ggml));
+    EXPECT_EQ(pocketlm::type_traits(t).gguf_file_type, static_cast<int>(row.file_type));
+    EXPECT_NE(pocketlm::type_traits(t).quantize_weights, nullptr);
+    pocketlm::TensorType by_name = pocketlm::TensorType::kQ80;
+    ASSERT_TRUE(pocketlm::type_from_name(pocketlm::type_name(t), &by_name));
+    EXPECT_EQ(by_name, t);
+  }
+  EXPECT_EQ(pocketlm::type_traits(pocketlm::TensorType::kQ80).ggml_type, -1);
+  pocketlm::TensorType t;
+  for (std::uint32_t id : {3u, 7u, 9u, 12u, 24u, 30u, 0xFFFFFFFFu}) EXPECT_FALSE(pocketlm::type_from_ggml(id, &t)) << id;
+  EXPECT_FALSE(pocketlm::type_from_name("q4_1", &t));
+}
 
 TEST(Gguf, WrittenModelReadsBack) {
   const Tiny t = make_tiny();

@@ -111,22 +111,18 @@ Status read_embedded(FileStorage& in, const EmbeddedTokenizer& t, Vocab* v) {
   return Status();
 }
 
+// The ggml id of a --type name (f32 for "f32" and for any name the flags did not allow).
 std::uint32_t ggml_of(const std::string& type) {
-  if (type == "f16") return kGgmlF16;
-  if (type == "q8_0") return kGgmlQ8_0;
-  if (type == "q4_0") return kGgmlQ4_0;
-  if (type == "iq4_xs") return kGgmlIQ4_XS;
-  return kGgmlF32;
+  TensorType t = TensorType::kF32;
+  if (!type_from_name(type.c_str(), &t) || type_traits(t).ggml_type < 0) t = TensorType::kF32;
+  return static_cast<std::uint32_t>(type_traits(t).ggml_type);
 }
 
+// general.file_type of a file whose main type has this ggml id.
 std::uint32_t file_type_of(std::uint32_t ggml) {
-  switch (ggml) {
-    case kGgmlF16: return kFileTypeF16;
-    case kGgmlQ8_0: return kFileTypeQ8_0;
-    case kGgmlQ4_0: return kFileTypeQ4_0;
-    case kGgmlIQ4_XS: return kFileTypeIQ4_XS;
-    default: return kFileTypeF32;
-  }
+  TensorType t = TensorType::kF32;
+  if (!type_from_ggml(ggml, &t)) t = TensorType::kF32;
+  return static_cast<std::uint32_t>(type_traits(t).gguf_file_type);
 }
 
 // Streams one tensor: rows read and dequantized to f32 (TensorRows), converted, written.
@@ -152,27 +148,16 @@ class TensorCopier {
   }
 
  private:
-  Status write_as(std::uint32_t type, const float* f32, std::size_t n) {
-    switch (type) {
-      case kGgmlF32: return w_.tensor_data(f32, n * 4);
-      case kGgmlF16: {
-        out_.resize(n * 2);
-        for (std::size_t i = 0; i < n; ++i) store_fp16(out_.data() + 2 * i, fp32_to_fp16(f32[i]));
-        return w_.tensor_data(out_.data(), out_.size());
-      }
-      case kGgmlQ8_0:
-        out_.resize(n / 32 * kQ8_0BlockBytes);
-        quantize_q8_0(f32, n, out_.data());
-        return w_.tensor_data(out_.data(), out_.size());
-      case kGgmlIQ4_XS:
-        out_.resize(n / kIQ4_XSBlock * kIQ4_XSBlockBytes);
-        quantize_iq4_xs(f32, n, out_.data());
-        return w_.tensor_data(out_.data(), out_.size());
-      default:
-        out_.resize(n / 32 * kQ4_0BlockBytes);
-        quantize_q4_0(f32, n, out_.data());
-        return w_.tensor_data(out_.data(), out_.size());
-    }
+  // The tensor's bytes in its ggml type, through the type table's weight quantizer.
+  Status write_as(std::uint32_t ggml, const float* f32, std::size_t n) {
+    TensorType type = TensorType::kF32;
+    std::uint64_t bytes = 0, scales = 0;
+    if (!type_from_ggml(ggml, &type) || !type_traits(type).quantize_weights ||
+        !type_bytes(type, n, 0, &bytes, &scales))
+      return Status::error(StatusCode::kUnsupported, "convert: no GGUF writer for ggml type %u", static_cast<unsigned>(ggml));
+    out_.resize(static_cast<std::size_t>(bytes));
+    type_traits(type).quantize_weights(f32, n, out_.data());
+    return w_.tensor_data(out_.data(), out_.size());
   }
 
   TensorRows rows_;

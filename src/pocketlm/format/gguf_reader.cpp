@@ -488,16 +488,8 @@ bool match_name(const char* name, const Architecture& arch, TensorRole* role, in
   return false;
 }
 
-bool supported(std::uint32_t ggml_type, TensorType* type) {
-  switch (ggml_type) {
-    case kGgmlF32: *type = TensorType::kF32; return true;
-    case kGgmlF16: *type = TensorType::kF16; return true;
-    case kGgmlQ8_0: *type = TensorType::kQ8_0; return true;
-    case kGgmlQ4_0: *type = TensorType::kQ4_0; return true;
-    case kGgmlIQ4_XS: *type = TensorType::kIQ4_XS; return true;
-    default: return false;
-  }
-}
+// The types pocketlm reads are the rows of the type table with a ggml id.
+bool supported(std::uint32_t ggml_type, TensorType* type) { return type_from_ggml(ggml_type, type); }
 
 // Reads one tensor info and checks what can be checked on its own.
 // `index` counts the tensor infos from 0, for messages.

@@ -13,14 +13,7 @@ using namespace gguf;
 
 bool GgufWriter::tensor_bytes(std::uint32_t ggml_type, std::uint64_t rows, std::uint64_t cols, std::uint64_t* bytes) {
   TensorType type;
-  switch (ggml_type) {
-    case kGgmlF32: type = TensorType::kF32; break;
-    case kGgmlF16: type = TensorType::kF16; break;
-    case kGgmlQ8_0: type = TensorType::kQ8_0; break;
-    case kGgmlQ4_0: type = TensorType::kQ4_0; break;
-    case kGgmlIQ4_XS: type = TensorType::kIQ4_XS; break;
-    default: return false;
-  }
+  if (!type_from_ggml(ggml_type, &type)) return false;
   std::uint64_t numel = 0, scales = 0;
   if (cols % static_cast<std::uint64_t>(block_elements(type, 0)) != 0) return false;
   return checked_mul(rows, cols, &numel) && type_bytes(type, numel, 0, bytes, &scales);

@@ -98,22 +98,52 @@ void iq4_xs_row(const void* values, const float*, std::size_t r, std::size_t n, 
 void q8_0_quantize(const float* x, int n, int, void* values, float*) {
   quantize_q8_0(x, static_cast<std::size_t>(n), values);
 }
+// Weights into GGUF tensor bytes: f32 as it is, f16 rounded to nearest even (quant/fp16.h).
+void f32_weights(const float* x, std::size_t n, void* out) { std::memcpy(out, x, n * sizeof(float)); }
+void f16_weights(const float* x, std::size_t n, void* out) {
+  auto* h = static_cast<unsigned char*>(out);
+  for (std::size_t i = 0; i < n; ++i) store_fp16(h + 2 * i, fp32_to_fp16(x[i]));
+}
+
+// ggml's type ids and llama.cpp's file types (ggml.h's ggml_type, llama.h's llama_ftype).
+constexpr int kNoGgml = -1;
 
 const TypeTraits kTraits[kTensorTypeCount] = {
-    {"f32", 1, 32, 0, 0, 32, TensorType::kF32, f32_dequantize, nullptr, f32_interleave, f32_row},
-    {"q80", 0, 8, 0, 4, 0, TensorType::kQ80, q80_dequantize, q80_quantize, q80_interleave, q80_row},
-    {"f16", 1, 16, 0, 0, 16, TensorType::kF32, f16_dequantize, nullptr, f16_interleave, f16_row},
-    {"q8_0", 32, 8, 2, 0, 0, TensorType::kQ8_0, ggml_dequantize<kQ8_0BlockBytes, dequantize_q8_0>, q8_0_quantize,
-     ggml_interleave<kQ8_0BlockBytes>, ggml_row<kQ8_0BlockBytes, dequantize_q8_0>},
-    {"q4_0", 32, 4, 2, 0, 0, TensorType::kQ8_0, ggml_dequantize<kQ4_0BlockBytes, dequantize_q4_0>, nullptr,
-     ggml_interleave<kQ4_0BlockBytes>, ggml_row<kQ4_0BlockBytes, dequantize_q4_0>},
-    {"iq4_xs", kIQ4_XSBlock, 4, kIQ4_XSScaleBytes, 0, 0, TensorType::kQ8_0, iq4_xs_dequantize, nullptr,
-     iq4_xs_interleave, iq4_xs_row},
+    {"f32", 1, 32, 0, 0, 32, TensorType::kF32, 0, 0, f32_dequantize, nullptr, f32_interleave, f32_row, f32_weights},
+    {"q80", 0, 8, 0, 4, 0, TensorType::kQ80, kNoGgml, kNoGgml, q80_dequantize, q80_quantize, q80_interleave, q80_row,
+     nullptr},
+    {"f16", 1, 16, 0, 0, 16, TensorType::kF32, 1, 1, f16_dequantize, nullptr, f16_interleave, f16_row, f16_weights},
+    {"q8_0", 32, 8, 2, 0, 0, TensorType::kQ8_0, 8, 7, ggml_dequantize<kQ8_0BlockBytes, dequantize_q8_0>,
+     q8_0_quantize, ggml_interleave<kQ8_0BlockBytes>, ggml_row<kQ8_0BlockBytes, dequantize_q8_0>, quantize_q8_0},
+    {"q4_0", 32, 4, 2, 0, 0, TensorType::kQ8_0, 2, 2, ggml_dequantize<kQ4_0BlockBytes, dequantize_q4_0>, nullptr,
+     ggml_interleave<kQ4_0BlockBytes>, ggml_row<kQ4_0BlockBytes, dequantize_q4_0>, quantize_q4_0},
+    {"iq4_xs", kIQ4_XSBlock, 4, kIQ4_XSScaleBytes, 0, 0, TensorType::kQ8_0, 23, 30, iq4_xs_dequantize, nullptr,
+     iq4_xs_interleave, iq4_xs_row, quantize_iq4_xs},
 };
 
 }  // namespace
 
 const TypeTraits& type_traits(TensorType type) { return kTraits[type_index(type)]; }
+
+bool type_from_ggml(std::uint32_t ggml_type, TensorType* type) {
+  for (int i = 0; i < kTensorTypeCount; ++i) {
+    if (kTraits[i].ggml_type >= 0 && static_cast<std::uint32_t>(kTraits[i].ggml_type) == ggml_type) {
+      *type = static_cast<TensorType>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+bool type_from_name(const char* name, TensorType* type) {
+  for (int i = 0; i < kTensorTypeCount; ++i) {
+    if (std::strcmp(kTraits[i].name, name) == 0) {
+      *type = static_cast<TensorType>(i);
+      return true;
+    }
+  }
+  return false;
+}
 
 bool type_bytes(TensorType type, std::uint64_t numel, int group, std::uint64_t* value_bytes,
                 std::uint64_t* scale_bytes) {

@@ -35,6 +35,9 @@ struct TypeTraits {
   int float_value_bits;    // 32 or 16: the values are IEEE floats of that width (checked for NaN/inf at
                            // load); 0: integers
   TensorType activation;   // what a matmul over this type quantizes its input vector to
+  int ggml_type;           // ggml's id of this type in a GGUF tensor info; -1: none (llama2.c's q80)
+  int gguf_file_type;      // general.file_type of a GGUF file mostly of this type (llama.cpp's
+                           // LLAMA_FTYPE_*: ALL_F32, MOSTLY_F16, ...); -1: none
   // Dequantizes n elements that start on a block boundary: out[i] = value i (run.c/runq.c's
   // dequantize for q80). `scales` is the separate scale stream (null when there is none).
   void (*dequantize)(const void* values, const float* scales, int n, int group, float* out);
@@ -48,10 +51,17 @@ struct TypeTraits {
   // Dequantizes row r of a [d, n] matrix stored with row interleave il into out[n].
   void (*dequantize_row)(const void* values, const float* scales, std::size_t r, std::size_t n, std::size_t d,
                          std::size_t group, std::size_t il, float* out);
+  // A GGUF tensor's bytes from n floats (n a multiple of the block), as ggml quantizes weights
+  // (convert --type); null for a type GGUF has not (ggml_type -1).
+  void (*quantize_weights)(const float* x, std::size_t n, void* out);
 };
 
 const TypeTraits& type_traits(TensorType type);
 inline const char* type_name(TensorType type) { return type_traits(type).name; }
+// The type whose row has this ggml id (a GGUF tensor info's type); false for any other id.
+bool type_from_ggml(std::uint32_t ggml_type, TensorType* type);
+// The type named `name` ("q4_0", as type_name gives it); false for any other name.
+bool type_from_name(const char* name, TensorType* type);
 
 // Elements per block of `type` for a tensor with group size `group`.
 inline int block_elements(TensorType type, int group) {
