@@ -92,9 +92,9 @@ using CompactFn = int (*)(const float* x, int n, float threshold, std::uint32_t*
 using InterleaveFn = int (*)(int group);
 
 struct Kernels {
+  // Every backend is bit-identical to `reference` (and so to llama2.c): the equivalence and
+  // golden tests hold each to it, so there is no "inexact" flag to consult.
   const char* name;
-  // Whether results are bit-identical to `reference` (and so to llama2.c).
-  bool exact;
   MatmulFn matmul[kTensorTypeCount];
   // Indexed by activation type; null for f32 (the vector is used as it is).
   QuantizeFn quantize_act[kTensorTypeCount];

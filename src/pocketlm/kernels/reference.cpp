@@ -249,7 +249,6 @@ const Kernels& reference_kernels() {
   static const Kernels kReference = [] {
     Kernels k{};
     k.name = "reference";
-    k.exact = true;
     k.matmul[type_index(TensorType::kF32)] = matmul_f32_entry<matmul_f32>;
     k.matmul[type_index(TensorType::kQ80)] = matmul_q80_entry<matmul_q80>;
     k.quantize_act[type_index(TensorType::kQ80)] = quantize_q80_entry<quantize_q80_activations>;

@@ -86,39 +86,55 @@ Status check_kernels_cover(const Kernels& kernels, TensorType type, const char* 
   return Status();
 }
 
-const char* const* kernel_names() {
-  static const char* const kNames[] = {
-      "reference",
-      "tiled4",
+namespace {
+
+bool always() { return true; }
+
+// One row per backend, in the order help texts list them: its name, whether this CPU can run
+// it (checked before its table is touched: a table is built from its own instructions), its
+// table, and its rank as the default (the highest available rank wins; 0 = never the default).
+// A new backend is one row here and its file (src/pocketlm/CMakeLists.txt adds it for its ISA).
+struct Backend {
+  const char* name;
+  bool (*available)();
+  const Kernels& (*table)();
+  int default_rank;
+};
+constexpr Backend kBackends[] = {
+    {"reference", always, reference_kernels, 0},
+    // Portable and exact, faster than the reference loops: the default where no SIMD backend is
+    // (32-bit MIPS, Xtensa, x86 without AVX2).
+    {"tiled4", always, tiled4_kernels, 1},
 #if defined(POCKETLM_HAVE_AVX2)
-      "avx2",
-      "avxvnni",
-      "avx512",
+    {"avx2", cpu_has_avx2, avx2_kernels, 2},
+    {"avxvnni", cpu_has_avxvnni, avxvnni_kernels, 3},
+    {"avx512", cpu_has_avx512, avx512_for_cpu, 4},
 #endif
 #if defined(POCKETLM_HAVE_NEON)
-      "neon",
+    {"neon", always, neon_kernels, 2},  // AArch64 always has Advanced SIMD
 #endif
 #if defined(POCKETLM_HAVE_CORTEX_M4)
-      "cortex_m4",
+    {"cortex_m4", always, cortex_m4_kernels, 2},  // the build targets a DSP-extension core
 #endif
-      nullptr};
-  return kNames;
+};
+constexpr int kBackendCount = static_cast<int>(sizeof kBackends / sizeof kBackends[0]);
+
+}  // namespace
+
+const char* const* kernel_names() {
+  static const auto kNames = [] {
+    struct Names {
+      const char* v[kBackendCount + 1] = {};
+    } n;
+    for (int i = 0; i < kBackendCount; ++i) n.v[i] = kBackends[i].name;
+    return n;
+  }();
+  return kNames.v;
 }
 
 const Kernels* find_kernels(const char* name) {
-  if (std::strcmp(name, "reference") == 0) return &reference_kernels();
-  if (std::strcmp(name, "tiled4") == 0) return &tiled4_kernels();
-#if defined(POCKETLM_HAVE_AVX2)
-  if (std::strcmp(name, "avx2") == 0) return cpu_has_avx2() ? &avx2_kernels() : nullptr;
-  if (std::strcmp(name, "avxvnni") == 0) return cpu_has_avxvnni() ? &avxvnni_kernels() : nullptr;
-  if (std::strcmp(name, "avx512") == 0) return cpu_has_avx512() ? &avx512_for_cpu() : nullptr;
-#endif
-#if defined(POCKETLM_HAVE_NEON)
-  if (std::strcmp(name, "neon") == 0) return &neon_kernels();
-#endif
-#if defined(POCKETLM_HAVE_CORTEX_M4)
-  if (std::strcmp(name, "cortex_m4") == 0) return &cortex_m4_kernels();
-#endif
+  for (const Backend& b : kBackends)
+    if (std::strcmp(name, b.name) == 0) return b.available() ? &b.table() : nullptr;
   return nullptr;
 }
 
@@ -141,20 +157,10 @@ const KernelVariant* kernel_variants() {
 }
 
 const Kernels& default_kernels() {
-#if defined(POCKETLM_HAVE_AVX2)
-  if (cpu_has_avx512()) return avx512_for_cpu();
-  if (cpu_has_avxvnni()) return avxvnni_kernels();
-  if (cpu_has_avx2()) return avx2_kernels();
-#endif
-#if defined(POCKETLM_HAVE_NEON)
-  return neon_kernels();
-#elif defined(POCKETLM_HAVE_CORTEX_M4)
-  return cortex_m4_kernels();
-#else
-  // No SIMD backend for this CPU (32-bit MIPS, Xtensa, x86 without AVX2, ...): the portable
-  // tiled loops are exact too and faster than the reference ones.
-  return tiled4_kernels();
-#endif
+  const Backend* best = &kBackends[0];
+  for (const Backend& b : kBackends)
+    if (b.default_rank > best->default_rank && b.available()) best = &b;
+  return best->table();
 }
 
 }  // namespace pocketlm
