@@ -7,47 +7,14 @@
 #include "pocketlm/base/format.h"
 #include "pocketlm/format/architecture.h"
 #include "pocketlm/format/gguf.h"
-#include "pocketlm/io/chunk_reader.h"
-
-static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "GGUF fields are read as little-endian values");
+#include "pocketlm/format/gguf_parser.h"
 
 namespace pocketlm {
-
-namespace gguf {
-
-const char* value_type_name(std::uint32_t type) {
-  static const char* const kNames[kValueTypeCount] = {"u8",  "i8",     "u16",   "i16", "u32", "i32", "f32",
-                                                      "bool", "string", "array", "u64", "i64", "f64"};
-  return type < kValueTypeCount ? kNames[type] : "?";
-}
-
-int value_type_bytes(std::uint32_t type) {
-  static const int kBytes[kValueTypeCount] = {1, 1, 2, 2, 4, 4, 4, 1, 0, 0, 8, 8, 8};
-  return type < kValueTypeCount ? kBytes[type] : 0;
-}
-
-const char* ggml_type_name(std::uint32_t type) {
-  // ggml's type codes; 4, 5 (Q4_2, Q4_3) and 31..33 (Q4_0_4_4, ...) were removed from ggml.
-  static const char* const kNames[] = {"F32",     "F16",    "Q4_0",   "Q4_1",  "Q4_2 (removed)", "Q4_3 (removed)",
-                                       "Q5_0",    "Q5_1",   "Q8_0",   "Q8_1",  "Q2_K",           "Q3_K",
-                                       "Q4_K",    "Q5_K",   "Q6_K",   "Q8_K",  "IQ2_XXS",        "IQ2_XS",
-                                       "IQ3_XXS", "IQ1_S",  "IQ4_NL", "IQ3_S", "IQ2_S",          "IQ4_XS",
-                                       "I8",      "I16",    "I32",    "I64",   "F64",            "IQ1_M",
-                                       "BF16",    "Q4_0_4_4 (removed)", "Q4_0_4_8 (removed)", "Q4_0_8_8 (removed)",
-                                       "TQ1_0",   "TQ2_0",  "IQ4_NL_4_4 (removed)", "IQ4_NL_4_8 (removed)",
-                                       "IQ4_NL_8_8 (removed)", "MXFP4"};
-  return type < sizeof kNames / sizeof kNames[0] ? kNames[type] : "unknown";
-}
-
-}  // namespace gguf
-
-bool probe_gguf(const unsigned char* head, std::size_t n) { return n >= 4 && std::memcmp(head, "GGUF", 4) == 0; }
 
 namespace {
 
 using namespace gguf;
 
-constexpr std::size_t kBufferBytes = 256;
 constexpr int kIntMax = 2147483647;  // INT32_MAX is a long on some targets (arm-none-eabi); messages print %d
 // The passes below run one after another from read_gguf_spec; each keeps its own frame (the
 // metadata, the per-role table, the layer bitmap) so that no frame is large on a small stack.
@@ -84,156 +51,6 @@ struct Meta {
   std::uint64_t types_count = 0, types_offset = 0;
   std::uint64_t piece_bytes = 0, max_piece = 0;
 };
-
-// Printable ASCII of a name for messages ('?' for the rest).
-void sanitize(char* s) {
-  for (; *s; ++s)
-    if (static_cast<unsigned char>(*s) < 0x20 || static_cast<unsigned char>(*s) >= 0x7F) *s = '?';
-}
-
-class Parser {
- public:
-  Parser(Storage& s, std::uint64_t start, unsigned char* buffer) : s_(s), r_(s, start, buffer, kBufferBytes) {}
-
-  const char* name() const { return s_.name(); }
-  std::uint64_t offset() const { return r_.offset(); }
-  std::uint64_t left() const { return s_.size() - r_.offset(); }
-
-  Status u32(std::uint32_t* v) { return r_.take(v, 4); }
-  Status u64(std::uint64_t* v) { return r_.take(v, 8); }
-  Status take(void* dst, std::size_t n) { return r_.take(dst, n); }
-  Status skip(std::uint64_t n) { return r_.skip(n); }
-
-  // A string's length, checked against the bytes left in the file.
-  Status string_length(const char* what, std::uint64_t* len) {
-    const std::uint64_t at = offset();
-    POCKETLM_TRY(u64(len));
-    if (*len > left())
-      return Status::error(StatusCode::kBadFormat,
-                           "%s: GGUF %s has a string length of %llu bytes at offset %llu, past the end of the file "
-                           "(%llu bytes)",
-                           name(), what, static_cast<unsigned long long>(*len), static_cast<unsigned long long>(at),
-                           static_cast<unsigned long long>(s_.size()));
-    return Status();
-  }
-
-  // A string into buf (cap bytes, NUL-terminated; longer strings are cut, their rest skipped).
-  // A NUL among the bytes kept is an error: the C string would end there and a name such as
-  // "output_norm.weight\0junk" would be taken for another.
-  Status string(const char* what, char* buf, std::size_t cap, std::uint64_t* len) {
-    POCKETLM_TRY(string_length(what, len));
-    const std::size_t keep = *len < cap - 1 ? static_cast<std::size_t>(*len) : cap - 1;
-    POCKETLM_TRY(take(buf, keep));
-    buf[keep] = '\0';
-    if (const void* nul = std::memchr(buf, 0, keep)) {
-      sanitize(buf);  // the part before the NUL, printable
-      return Status::error(StatusCode::kBadFormat,
-                           "%s: GGUF %s '%s' has a NUL byte at byte %zu of its %llu: GGUF strings hold no NUL", name(),
-                           what, buf, static_cast<std::size_t>(static_cast<const char*>(nul) - buf),
-                           static_cast<unsigned long long>(*len));
-    }
-    return skip(*len - keep);
-  }
-
- private:
-  Storage& s_;
-  ChunkReader r_;
-};
-
-Status bad(const Parser& p, const char* fmt_key, const char* what) {
-  return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s %s", p.name(), fmt_key, what);
-}
-
-// An array header: element type and count, with the elements checked to fit the file.
-Status array_header(Parser& p, const char* key, std::uint32_t* type, std::uint64_t* count) {
-  POCKETLM_TRY(p.u32(type));
-  POCKETLM_TRY(p.u64(count));
-  if (*type >= kValueTypeCount)
-    return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s is an array of value type %u, which GGUF does not define",
-                         p.name(), key, static_cast<unsigned>(*type));
-  // The smallest an element can be: its fixed size, a string's 8-byte length, an array's 12-byte header.
-  const int fixed = value_type_bytes(*type);
-  const std::uint64_t least = fixed ? static_cast<std::uint64_t>(fixed) : *type == kString ? 8 : 12;
-  std::uint64_t bytes = 0;
-  if (!checked_mul(*count, least, &bytes) || bytes > p.left())
-    return Status::error(StatusCode::kBadFormat,
-                         "%s: GGUF key %s is an array of %llu %s values, more than the %llu bytes left in the file hold",
-                         p.name(), key, static_cast<unsigned long long>(*count), value_type_name(*type),
-                         static_cast<unsigned long long>(p.left()));
-  return Status();
-}
-
-// Skips a value of `type` (arrays of arrays up to two levels deep).
-Status skip_value(Parser& p, const char* key, std::uint32_t type, int depth) {
-  if (const int fixed = value_type_bytes(type)) return p.skip(static_cast<std::uint64_t>(fixed));
-  if (type == kString) {
-    std::uint64_t len = 0;
-    POCKETLM_TRY(p.string_length(key, &len));
-    return p.skip(len);
-  }
-  if (type != kArray)
-    return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s has value type %u, which GGUF does not define",
-                         p.name(), key, static_cast<unsigned>(type));
-  if (depth >= 2)
-    return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s nests arrays more than 2 levels deep", p.name(), key);
-  std::uint32_t et = 0;
-  std::uint64_t count = 0;
-  POCKETLM_TRY(array_header(p, key, &et, &count));
-  if (const int fixed = value_type_bytes(et)) return p.skip(count * static_cast<std::uint64_t>(fixed));
-  for (std::uint64_t i = 0; i < count; ++i) POCKETLM_TRY(skip_value(p, key, et, depth + 1));
-  return Status();
-}
-
-bool is_int_type(std::uint32_t t) {
-  return t == kUint8 || t == kInt8 || t == kUint16 || t == kInt16 || t == kUint32 || t == kInt32 || t == kUint64 ||
-         t == kInt64;
-}
-
-// An integer of any width; values beyond INT64_MAX are refused.
-Status read_int(Parser& p, const char* key, std::uint32_t type, long long* out) {
-  if (!is_int_type(type))
-    return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s has type %s, expected an integer", p.name(), key,
-                         value_type_name(type));
-  unsigned char b[8] = {};
-  POCKETLM_TRY(p.take(b, static_cast<std::size_t>(value_type_bytes(type))));
-  std::uint64_t u = 0;
-  std::memcpy(&u, b, 8);
-  switch (type) {
-    case kInt8: *out = static_cast<std::int8_t>(b[0]); break;
-    case kInt16: { std::int16_t v; std::memcpy(&v, b, 2); *out = v; break; }
-    case kInt32: { std::int32_t v; std::memcpy(&v, b, 4); *out = v; break; }
-    case kInt64: { std::int64_t v; std::memcpy(&v, b, 8); *out = v; break; }
-    default:
-      if (u > static_cast<std::uint64_t>(INT64_MAX))
-        return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s = %llu is too large", p.name(), key,
-                             static_cast<unsigned long long>(u));
-      *out = static_cast<long long>(u);
-      break;
-  }
-  return Status();
-}
-
-Status read_float(Parser& p, const char* key, std::uint32_t type, float* out) {
-  if (type == kFloat32) return p.take(out, 4);
-  if (type == kFloat64) {
-    double d = 0;
-    POCKETLM_TRY(p.take(&d, 8));
-    *out = static_cast<float>(d);
-    return Status();
-  }
-  return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s has type %s, expected f32", p.name(), key,
-                       value_type_name(type));
-}
-
-Status read_short_string(Parser& p, const char* key, std::uint32_t type, char* out) {
-  if (type != kString)
-    return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s has type %s, expected a string", p.name(), key,
-                         value_type_name(type));
-  std::uint64_t len = 0;
-  POCKETLM_TRY(p.string(key, out, kShortCap, &len));
-  sanitize(out);
-  return Status();
-}
 
 // tokenizer.ggml.tokens: an array of strings, scanned once for the bytes the tokenizer's tables
 // need (each U+2581 becomes one space) and the longest piece; read again at load.
@@ -350,7 +167,7 @@ POCKETLM_FRAME Status read_metadata(Parser& p, std::uint64_t kv_count, Meta* m) 
     m->seen[k] = true;
     switch (k) {
       case kKArch:
-        POCKETLM_TRY(read_short_string(p, key, type, m->arch_name));
+        POCKETLM_TRY(read_short_string(p, key, type, m->arch_name, sizeof m->arch_name));
         m->arch = find_architecture(m->arch_name);
         if (!m->arch) {
           char names[64];
@@ -360,8 +177,8 @@ POCKETLM_FRAME Status read_metadata(Parser& p, std::uint64_t kv_count, Meta* m) 
                                p.name(), m->arch_name, names);
         }
         break;
-      case kKTokModel: POCKETLM_TRY(read_short_string(p, key, type, m->tok_model)); break;
-      case kKRopeScaling: POCKETLM_TRY(read_short_string(p, key, type, m->rope_scaling)); break;
+      case kKTokModel: POCKETLM_TRY(read_short_string(p, key, type, m->tok_model, sizeof m->tok_model)); break;
+      case kKRopeScaling: POCKETLM_TRY(read_short_string(p, key, type, m->rope_scaling, sizeof m->rope_scaling)); break;
       case kKEps: POCKETLM_TRY(read_float(p, key, type, &m->eps)); break;
       case kKTheta: POCKETLM_TRY(read_float(p, key, type, &m->theta)); break;
       case kKTokens: POCKETLM_TRY(scan_tokens(p, key, type, m)); break;
@@ -681,34 +498,6 @@ POCKETLM_FRAME Status check_overlaps(const Storage& s, const ModelSpec& spec) {
   }
 }
 
-Status read_header(Parser& p, std::uint64_t* tensor_count, std::uint64_t* kv_count) {
-  std::uint32_t magic = 0, version = 0;
-  POCKETLM_TRY(p.u32(&magic));
-  POCKETLM_TRY(p.u32(&version));
-  if (magic != kMagic)
-    return Status::error(StatusCode::kBadFormat, "%s: not a GGUF file (magic 0x%08x)", p.name(),
-                         static_cast<unsigned>(magic));
-  if (version != kVersion)
-    return Status::error(StatusCode::kUnsupported,
-                         "%s: GGUF header field version = %u is not supported (pocketlm reads GGUF v3; re-convert it "
-                         "with a current llama.cpp)",
-                         p.name(), static_cast<unsigned>(version));
-  POCKETLM_TRY(p.u64(tensor_count));
-  POCKETLM_TRY(p.u64(kv_count));
-  // A key-value pair takes at least 12 bytes (empty key, type, smallest value 1 byte: 13); a
-  // tensor info at least 8 + 4 + 8 + 4 + 8 = 32.
-  if (*kv_count > p.left() / 13)
-    return Status::error(StatusCode::kBadFormat,
-                         "%s: GGUF header field metadata_kv_count = %llu cannot fit in the %llu bytes of the file",
-                         p.name(), static_cast<unsigned long long>(*kv_count),
-                         static_cast<unsigned long long>(p.left() + 24));
-  if (*tensor_count > p.left() / 32)
-    return Status::error(StatusCode::kBadFormat,
-                         "%s: GGUF header field tensor_count = %llu cannot fit in the %llu bytes of the file", p.name(),
-                         static_cast<unsigned long long>(*tensor_count), static_cast<unsigned long long>(p.left() + 24));
-  return Status();
-}
-
 // The embedded tokenizer as the metadata describes it (checked against the vocabulary later).
 Status describe_tokenizer(const Parser& p, const Meta& m, ModelSpec* spec) {
   EmbeddedTokenizer& t = spec->tokenizer;
@@ -893,7 +682,7 @@ Status read_gguf_spec(Storage& storage, ModelSpec* spec) {
   if (storage.size() < 24)
     return Status::error(StatusCode::kBadFormat, "%s: file is %llu bytes, too short for a GGUF header (24 bytes)",
                          storage.name(), static_cast<unsigned long long>(storage.size()));
-  unsigned char buffer[kBufferBytes];
+  unsigned char buffer[kParserBufferBytes];
   Layout layout;
   Status st = read_gguf_metadata(storage, buffer, spec, &layout);
   if (st.ok()) st = read_gguf_tensors(storage, buffer, layout, spec);

@@ -1,4 +1,4 @@
-// Reader for GGUF v3 files of the `llama` architecture (format/gguf.h): metadata into
+// Reader for GGUF v3 files (format/gguf.h; its byte layer is format/gguf_parser.h): metadata into
 // ModelConfig, the tensor table into ModelSpec roles, and the embedded tokenizer located for
 // text/gguf_tokenizer.cpp. The header is read once, front to back, through a small buffer (the
 // tensor-info table a second time to check it); no tensor byte is read here.
