@@ -1,9 +1,8 @@
 // The AVX2 backend (x86-64), bit-identical to `reference`:
-// - matmuls (fp32, F16, q80, Q8_0, Q4_0; q80 batched for prefill): the kernels written once for
+// - matmuls (fp32, F16, q80, Q8_0, Q4_0, IQ4_XS; q80 batched for prefill): the kernels written once for
 //   this width and avx512's (kernels/x86_float.h, x86_q80.h, x86_ggml.h over Vec256,
 //   kernels/x86_vec256.h), each lane one output row, their int8 sums through MaddubsDot (below);
-//   avxvnni shares them with its own Dot. IQ4_XS row-major, 8 rows a pass, its grid through a
-//   byte shuffle (below); avxvnni and avx512 take it from this table.
+//   avxvnni shares them with its own Dot; IQ4_XS's grid through a byte lookup (x86_ggml.h).
 // - attention: scores 8 positions at a time, values 8 dimensions at a time (see below); its
 //   softmax through the exp_sum slot.
 // - exp, exp_sum: glibc's __expf_fma 8 floats at a time (16 with AVX-512F) when it gives this
@@ -23,7 +22,6 @@
 #include "pocketlm/kernels/x86_expf.h"
 #include "pocketlm/kernels/x86_vec256.h"
 #include "pocketlm/quant/fp16.h"
-#include "pocketlm/quant/iq4_xs.h"
 #include "pocketlm/quant/q4_0.h"
 #include "pocketlm/quant/q8_0.h"
 #include "pocketlm/quant/q80.h"
@@ -324,63 +322,6 @@ void quantize_q8_0_act(const float* x, int n, int, void* values, float*) {
   }
 }
 
-// IQ4_XS (quant/iq4_xs.h) on row-major weights, 8 rows a pass. Per row and super-block: each
-// sub-block's 16 bytes of nibbles become its 32 grid values by one byte shuffle of the 16-entry
-// grid (vpshufb), their int8 dot with the activation block through vpmaddubsw (|grid| <= 127,
-// so no pair sum saturates), the 8 sub-blocks' int32 sums reduced together (exact in any order);
-// then, lane by lane, the reference's (float)isum * (dl * d_x) with dl = d * (float)(ls - 32).
-// The 8 rows' products are transposed so that each lane adds one row's, sub-blocks in order:
-// the reference's chain of additions, 8 rows side by side.
-inline __m256i sum_lanes8(const __m256i s[8]) {
-  const __m256i t0 = _mm256_hadd_epi32(s[0], s[1]), t1 = _mm256_hadd_epi32(s[2], s[3]);
-  const __m256i t2 = _mm256_hadd_epi32(s[4], s[5]), t3 = _mm256_hadd_epi32(s[6], s[7]);
-  const __m256i u0 = _mm256_hadd_epi32(t0, t1), u1 = _mm256_hadd_epi32(t2, t3);
-  // u0: s0..s3's low-half sums | their high-half sums; u1 the same for s4..s7.
-  return _mm256_add_epi32(_mm256_permute2x128_si256(u0, u1, 0x20), _mm256_permute2x128_si256(u0, u1, 0x31));
-}
-
-void matmul_iq4_xs(float* out, const Matrix& w, const Activation& x, int rows) {
-  constexpr int kSub = kIQ4_XSBlock / kIQ4_XSSubBlock;  // 8 sub-blocks of 32
-  const int nb = w.cols / kIQ4_XSBlock;
-  const std::size_t row_bytes = static_cast<std::size_t>(nb) * kIQ4_XSBlockBytes;
-  const auto* wb = static_cast<const unsigned char*>(w.values);
-  const auto* xb = static_cast<const unsigned char*>(x.values);
-  const __m128i grid = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4NLValues));
-  const __m128i low4 = _mm_set1_epi8(0x0F);
-  const __m256i ones = _mm256_set1_epi16(1);
-  int r0 = 0;
-  for (; r0 + kLanes <= rows; r0 += kLanes) {
-    __m256 acc = _mm256_setzero_ps();
-    for (int b = 0; b < nb; ++b) {
-      const unsigned char* xs = xb + static_cast<std::size_t>(b) * kSub * kQ8_0BlockBytes;
-      alignas(32) float dx[kSub];
-      for (int ib = 0; ib < kSub; ++ib) dx[ib] = fp16_to_fp32(load_fp16(xs + ib * kQ8_0BlockBytes));
-      const __m256 dxv = _mm256_load_ps(dx);
-      __m256 p[kLanes];
-      for (int j = 0; j < kLanes; ++j) {
-        const unsigned char* blk = wb + static_cast<std::size_t>(r0 + j) * row_bytes + static_cast<std::size_t>(b) * kIQ4_XSBlockBytes;
-        __m256i s[kSub];
-        for (int ib = 0; ib < kSub; ++ib) {
-          const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + kIQ4_XSScaleBytes + 16 * ib));
-          const __m128i lo = _mm_shuffle_epi8(grid, _mm_and_si128(q, low4));
-          const __m128i hi = _mm_shuffle_epi8(grid, _mm_and_si128(_mm_srli_epi16(q, 4), low4));
-          const __m256i wv = _mm256_set_m128i(hi, lo);  // weights 0..15, then 16..31
-          const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xs + ib * kQ8_0BlockBytes + 2));
-          s[ib] = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(wv), _mm256_sign_epi8(xv, wv)), ones);
-        }
-        const float d = fp16_to_fp32(load_fp16(blk));
-        alignas(32) float dl[kSub];
-        for (int ib = 0; ib < kSub; ++ib) dl[ib] = d * static_cast<float>(iq4_xs_scale(blk, ib) - 32);
-        p[j] = _mm256_mul_ps(_mm256_cvtepi32_ps(sum_lanes8(s)), _mm256_mul_ps(_mm256_load_ps(dl), dxv));
-      }
-      transpose8(p);  // p[ib]: lane j is row r0 + j's product for sub-block ib
-      for (int ib = 0; ib < kSub; ++ib) acc = _mm256_add_ps(acc, p[ib]);
-    }
-    _mm256_storeu_ps(out + r0, acc);
-  }
-  if (r0 < rows) reference::matmul_iq4_xs(out + r0, rows_from(w, r0), x, rows - r0);
-}
-
 // Stream compaction, 8 floats at a time: the compare's mask picks a permutation that moves
 // the kept lanes to the front (in order), all 8 lanes are stored, and the output advances
 // by the kept count; the next store overwrites the rest.
@@ -432,7 +373,8 @@ const Kernels& avx2_kernels() {
     k.interleave[type_index(TensorType::kQ8_0)] = fixed_interleave<kLanes>;
     k.interleave[type_index(TensorType::kQ4_0)] = fixed_interleave<kLanes>;
     k.quantize_act[type_index(TensorType::kQ8_0)] = quantize_q8_0_act;
-    k.matmul[type_index(TensorType::kIQ4_XS)] = matmul_iq4_xs;
+    k.matmul[type_index(TensorType::kIQ4_XS)] = matmul_iq4_xs_lanes<Vec256, MaddubsDot>;
+    k.interleave[type_index(TensorType::kIQ4_XS)] = fixed_interleave<kLanes>;
     k.matmul[type_index(TensorType::kF16)] = matmul_f16_lanes<Vec256>;
     k.interleave[type_index(TensorType::kF16)] = fixed_interleave<kLanes>;
     k.exp = x86::select_exp();

@@ -54,6 +54,8 @@ Kernels avx512_table(const Kernels& base) {
   k.matmul[type_index(TensorType::kQ4_0)] = matmul_ggml<Vec512, Avx512MaddubsDot, true>;
   k.interleave[type_index(TensorType::kQ8_0)] = fixed_interleave<Vec512::kLanes>;
   k.interleave[type_index(TensorType::kQ4_0)] = fixed_interleave<Vec512::kLanes>;
+  k.matmul[type_index(TensorType::kIQ4_XS)] = matmul_iq4_xs_lanes<Vec512, Avx512MaddubsDot>;
+  k.interleave[type_index(TensorType::kIQ4_XS)] = fixed_interleave<Vec512::kLanes>;
   return k;
 }
 

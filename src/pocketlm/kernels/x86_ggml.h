@@ -18,6 +18,7 @@
 #include "pocketlm/kernels/kernels.h"
 #include "pocketlm/kernels/reference.h"
 #include "pocketlm/quant/fp16.h"
+#include "pocketlm/quant/iq4_xs.h"
 #include "pocketlm/quant/q4_0.h"
 #include "pocketlm/quant/q8_0.h"
 
@@ -132,6 +133,75 @@ void matmul_ggml(float* out, const Matrix& w, const Activation& x, int rows) {
   const auto* xb = static_cast<const unsigned char*>(x.values);
   if (full > 0) matmul_ggml_rows<V, Dot, kQ4>(out, static_cast<const unsigned char*>(w.values), xb, w.cols, full);
   reference::matmul_ggml_tail<kQ4>(out, w, x, full, rows);
+}
+
+// ---- IQ4_XS (quant/iq4_xs.h), interleaved by V::kLanes rows (quant/block_interleave.h, head2
+// = 2): per super-block, the kLanes rows' d, then their scales_h, scales_l, then 32 chunks of 4
+// nibble bytes per row. Each lane is one row: its 6-bit sub-block scales come from shifts of
+// its own scales_h and scales_l, its 32 grid values per sub-block from a byte lookup of the
+// nibbles in the 16-entry grid, their int8 dot with the activation block through Dot::int8_add
+// (|grid| <= 127; a biased Dot's 128 * sum(x) removed), then the reference's
+// acc = acc + (float)isum * (dl * d_x) with dl = d * (float)(ls - 32), sub-blocks in order.
+
+// Super-blocks handled per pass over the rows: their activation scales and sums computed once.
+constexpr int kIQ4_XSChunk = 8;
+
+template <class V, class Dot>
+inline void iq4_xs_pass(float* out, const unsigned char* w, std::size_t row_bytes, int b0, int b1, const float* dx,
+                        const std::int32_t* corr, const unsigned char* xb, int group) {
+  constexpr std::size_t kL = V::kLanes;
+  constexpr int kSub = kIQ4_XSBlock / kIQ4_XSSubBlock;
+  const typename V::I grid = V::table16(kIQ4NLValues), low4 = V::splat(0x0F0F0F0F);
+  const unsigned char* base = w + static_cast<std::size_t>(group) * kL * row_bytes;
+  typename V::F acc = b0 == 0 ? V::zero_f() : V::loadf(out + group * kL);
+  for (int b = b0; b < b1; ++b) {
+    const unsigned char* chunk = base + static_cast<std::size_t>(b) * kL * kIQ4_XSBlockBytes;
+    const typename V::F d = V::load_fp16(chunk);
+    const typename V::I sh = V::load_u16(chunk + 2 * kL), sl = V::load(chunk + 4 * kL);
+    const unsigned char* qs = chunk + 8 * kL;
+    for (int ib = 0; ib < kSub; ++ib) {
+      const typename V::I ls = V::or_i(V::and_i(V::shift_right(sl, 4 * ib), V::splat(0x0F)),
+                                       V::shift_left(V::and_i(V::shift_right(sh, 2 * ib), V::splat(3)), 4));
+      const typename V::F dl = V::mul(d, V::to_float(V::sub_i(ls, V::splat(32))));
+      const auto* xq = reinterpret_cast<const std::int8_t*>(
+          xb + (static_cast<std::size_t>(b) * kSub + static_cast<std::size_t>(ib)) * kQ8_0BlockBytes + 2);
+      typename V::I s = V::splat(0);
+      for (int t = 0; t < 4; ++t) {
+        const typename V::I v = V::load(qs + (static_cast<std::size_t>(ib) * 4 + static_cast<std::size_t>(t)) * 4 * kL);
+        s = Dot::int8_add(s, V::lookup16(grid, V::and_i(v, low4)), V::splat4(xq + 4 * t));
+        s = Dot::int8_add(s, V::lookup16(grid, V::and_i(V::shift_right4(v), low4)), V::splat4(xq + 16 + 4 * t));
+      }
+      const int at = (b - b0) * kSub + ib;
+      if constexpr (Dot::kBiased) s = V::sub_i(s, V::splat(corr[at]));
+      acc = V::add(acc, V::mul(V::to_float(s), V::mul(dl, V::splat_f(dx[at]))));
+    }
+  }
+  V::storef(out + group * kL, acc);
+}
+
+template <class V, class Dot>
+void matmul_iq4_xs_lanes(float* out, const Matrix& w, const Activation& x, int rows) {
+  constexpr int kSub = kIQ4_XSBlock / kIQ4_XSSubBlock;
+  const int full = w.interleave == V::kLanes ? rows / V::kLanes * V::kLanes : 0;
+  const int nb = w.cols / kIQ4_XSBlock;
+  const std::size_t row_bytes = static_cast<std::size_t>(nb) * kIQ4_XSBlockBytes;
+  const auto* wv = static_cast<const unsigned char*>(w.values);
+  const auto* xb = static_cast<const unsigned char*>(x.values);
+  float dx[kIQ4_XSChunk * kSub];
+  std::int32_t corr[kIQ4_XSChunk * kSub];
+  for (int b0 = 0; full > 0 && b0 < nb; b0 += kIQ4_XSChunk) {
+    const int b1 = nb - b0 < kIQ4_XSChunk ? nb : b0 + kIQ4_XSChunk;
+    for (int j = 0; j < (b1 - b0) * kSub; ++j) {
+      const unsigned char* xblk = xb + (static_cast<std::size_t>(b0) * kSub + static_cast<std::size_t>(j)) * kQ8_0BlockBytes;
+      dx[j] = fp16_to_fp32(load_fp16(xblk));
+      std::int32_t sum = 0;
+      if constexpr (Dot::kBiased)
+        for (int i = 0; i < 32; ++i) sum += static_cast<std::int8_t>(xblk[2 + i]);
+      corr[j] = 128 * sum;
+    }
+    for (int g = 0; g < full / V::kLanes; ++g) iq4_xs_pass<V, Dot>(out, wv, row_bytes, b0, b1, dx, corr, xb, g);
+  }
+  if (full < rows) reference::matmul_iq4_xs(out + full, rows_from(w, full), x, rows - full);
 }
 
 }  // namespace

@@ -82,18 +82,23 @@ void ggml_row(const void* values, const float*, std::size_t r, std::size_t n, st
     Dequantize(block, 32, out + g * 32);
   }
 }
-// IQ4_XS: no backend interleaves it (its interleave slot stays null), so its "interleaved"
-// layout is row-major and the row reader needs no il.
+// IQ4_XS: super-blocks interleaved by fields (quant/block_interleave.h, head2 = 2: d and the
+// high scale bits), or row-major (il 1).
 void iq4_xs_dequantize(const void* values, const float*, int n, int, float* out) {
   dequantize_iq4_xs(values, static_cast<std::size_t>(n), out);
 }
 void iq4_xs_interleave(void* dst, float*, const void* src, const float*, std::size_t n, std::size_t, std::size_t il) {
-  std::memcpy(dst, src, il * (n / kIQ4_XSBlock) * kIQ4_XSBlockBytes);
+  interleave_block_fields(static_cast<unsigned char*>(dst), static_cast<const unsigned char*>(src), n / kIQ4_XSBlock,
+                          kIQ4_XSBlockBytes, 2, il);
 }
-void iq4_xs_row(const void* values, const float*, std::size_t r, std::size_t n, std::size_t, std::size_t, std::size_t,
-                float* out) {
-  const std::size_t row_bytes = n / kIQ4_XSBlock * kIQ4_XSBlockBytes;
-  dequantize_iq4_xs(static_cast<const unsigned char*>(values) + r * row_bytes, n, out);
+void iq4_xs_row(const void* values, const float*, std::size_t r, std::size_t n, std::size_t d, std::size_t,
+                std::size_t il, float* out) {
+  unsigned char block[kIQ4_XSBlockBytes];
+  const std::size_t nb = n / kIQ4_XSBlock;
+  for (std::size_t g = 0; g < nb; ++g) {
+    copy_block_fields(static_cast<const unsigned char*>(values), r, g, nb, d, kIQ4_XSBlockBytes, 2, il, block);
+    dequantize_iq4_xs(block, kIQ4_XSBlock, out + g * kIQ4_XSBlock);
+  }
 }
 void q8_0_quantize(const float* x, int n, int, void* values, float*) {
   quantize_q8_0(x, static_cast<std::size_t>(n), values);
