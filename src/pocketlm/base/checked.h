@@ -2,6 +2,7 @@
 // derived from them goes through these helpers, which report overflow instead of wrapping.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace pocketlm {

@@ -10,9 +10,9 @@
 // `make test-bare-metal` runs it under QEMU's mps2-an386 with `-icount shift=0` and checks its
 // tokens against the golden ones (scripts/run-firmware-golden). It prints what a device estimate
 // needs: the instructions of prefill and decode (SysTick counts them, instruction_clock.h), the
-// bytes a decode token reads from storage, and the deepest stack the engine used (the ESP-IDF port
-// runs it in an 8 KiB main task; IDF's default of 3.5 KiB is too small for a file's load through the
-// C API). It also checks the FPU's sticky exception flags: invalid, divide-by-zero or
+// bytes a decode token reads from storage, and the deepest stack the engine used (at most 8 KiB;
+// the ESP-IDF port runs it in a 16 KiB main task, as Xtensa's frames are larger; IDF's default of
+// 3.5 KiB is too small for a file's load through the C API). It also checks the FPU's sticky exception flags: invalid, divide-by-zero or
 // overflow raised anywhere fails the case, as that operation would stop a PSP, whose FPU traps on
 // them (tests/fp_trap_test.cpp is the hosts' side of the same guard).
 #include <cstdarg>

@@ -51,3 +51,27 @@ void esp_config(pocketlm_config* config) {
 uint32_t esp_tier_caps(int tier, uint32_t cap_internal, uint32_t cap_spiram, uint32_t cap_8bit) {
   return (tier == 0 ? cap_internal : cap_spiram) | cap_8bit;
 }
+
+uint64_t esp_tier_capacity(size_t largest_free_block, size_t reserve) {
+  const uint64_t need = (uint64_t)reserve + ESP_HEAP_SLACK_BYTES;
+  if (largest_free_block <= need) return 0;
+  return ((uint64_t)largest_free_block - need) / POCKETLM_ALIGNMENT * POCKETLM_ALIGNMENT;
+}
+
+pocketlm_status esp_tier_capacities(pocketlm_config* config, const size_t largest_free[2], char* message,
+                                    size_t message_bytes) {
+  for (int t = 0; t < 2; ++t) {
+    const size_t reserve = t == 0 ? ESP_FLASH_BOUNCE_BYTES : 0;
+    config->ram_tiers[t].capacity = esp_tier_capacity(largest_free[t], reserve);
+    if (config->ram_tiers[t].capacity == 0) {
+      snprintf(message, message_bytes,
+               "tier %s: its heap's largest free block, %lu bytes, leaves no room after the %lu kept free "
+               "(the flash reads' bounce buffer, the heap's own)",
+               config->ram_tiers[t].name, (unsigned long)largest_free[t],
+               (unsigned long)(reserve + ESP_HEAP_SLACK_BYTES));
+      return POCKETLM_OUT_OF_MEMORY;
+    }
+  }
+  if (message_bytes) message[0] = '\0';
+  return POCKETLM_OK;
+}

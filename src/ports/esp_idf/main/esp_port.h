@@ -15,7 +15,8 @@ extern "C" {
 
 /* The esp32s3 profile's figures (apps/pocketlm/devices/esp32s3.json; tests/ports_test.cpp
  * checks them against it): SRAM left to the app, PSRAM, flash, and the flash before the model
- * partition (bootloader, partition table, nvs, phy_init, the factory app). */
+ * partition (bootloader, partition table, nvs, phy_init, the factory app). The firmware plans
+ * with what its heaps have at run time instead (esp_tier_capacities). */
 #define ESP_SRAM_TIER_BYTES 234056u
 #define ESP_PSRAM_TIER_BYTES 8388608u
 #define ESP_FLASH_BYTES 16777216u
@@ -63,6 +64,28 @@ void esp_config(pocketlm_config* config);
 /* heap_caps_malloc's caps for RAM tier `tier` of the config: internal SRAM for tier 0, PSRAM
  * for tier 1 (the caps values are the SDK's, passed in: internal, spiram). */
 uint32_t esp_tier_caps(int tier, uint32_t cap_internal, uint32_t cap_spiram, uint32_t cap_8bit);
+
+/* esp_partition_read into memory the flash driver cannot write directly (PSRAM) copies through
+ * a bounce buffer that the driver mallocs from internal SRAM for each read: at most 16 KiB
+ * (ESP-IDF's esp_flash_read reads in chunks of at most 16384 bytes), smaller and so slower when
+ * less is free, and the read fails when none is. The sram tier leaves it free. */
+#define ESP_FLASH_BOUNCE_BYTES 16384u
+/* What the heap itself needs beside a tier's block: the allocator's block headers, the gap
+ * heap_caps_aligned_alloc may leave before the aligned address (tens of bytes each), and the
+ * stdio buffers of the first printf: a round margin (not measured on a board). */
+#define ESP_HEAP_SLACK_BYTES 1024u
+
+/* A tier's capacity from its heap's largest free block (heap_caps_get_largest_free_block for
+ * the tier's caps): the block less `reserve` (what must stay free in that heap) and
+ * ESP_HEAP_SLACK_BYTES, rounded down to POCKETLM_ALIGNMENT; 0 when nothing is left. */
+uint64_t esp_tier_capacity(size_t largest_free_block, size_t reserve);
+
+/* Sets the config's two tier capacities from largest_free[t] (tier t's largest free block):
+ * the sram tier reserves ESP_FLASH_BOUNCE_BYTES, the psram tier nothing more. A tier left with
+ * nothing is POCKETLM_OUT_OF_MEMORY (message into `message`, one line): to the engine a
+ * capacity of 0 means unbounded. */
+pocketlm_status esp_tier_capacities(pocketlm_config* config, const size_t largest_free[2], char* message,
+                                    size_t message_bytes);
 
 #ifdef __cplusplus
 }
