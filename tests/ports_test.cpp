@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -180,19 +181,73 @@ TEST(PspPort, Fcr31ClearsOnlyTheTrapEnables) {
   EXPECT_EQ(psp_fcr31_without_traps(0x00000000u) & PSP_FCR31_FLUSH_TO_ZERO, 0u);
 }
 
+// The model beside the EBOOT, wherever it was started from (argv[0]); the memory stick's path
+// when argv[0] says no directory or the path does not fit.
+TEST(PspPort, ModelPathFromTheEbootsFolder) {
+  char out[64];
+  EXPECT_STREQ(psp_model_path("ef0:/PSP/GAME/pocketlm/EBOOT.PBP", out, sizeof out), "ef0:/PSP/GAME/pocketlm/model.gguf");
+  EXPECT_STREQ(psp_model_path("ms0:/PSP/GAME/other/EBOOT.PBP", out, sizeof out), "ms0:/PSP/GAME/other/model.gguf");
+  EXPECT_STREQ(psp_model_path("host0:/EBOOT.PBP", out, sizeof out), "host0:/model.gguf");
+  EXPECT_EQ(psp_model_path("host0:/EBOOT.PBP", out, sizeof out), out);
+  EXPECT_STREQ(psp_model_path(nullptr, out, sizeof out), PSP_DEFAULT_MODEL_PATH);
+  EXPECT_STREQ(psp_model_path("EBOOT.PBP", out, sizeof out), PSP_DEFAULT_MODEL_PATH);
+  EXPECT_STREQ(psp_model_path("", out, sizeof out), PSP_DEFAULT_MODEL_PATH);
+  // "ms0:/d/" and "model.gguf" with its NUL: 18 bytes exactly fit, 17 do not (out untouched).
+  std::memset(out, 'x', sizeof out);
+  EXPECT_STREQ(psp_model_path("ms0:/d/EBOOT.PBP", out, 18), "ms0:/d/model.gguf");
+  std::memset(out, 'x', sizeof out);
+  EXPECT_STREQ(psp_model_path("ms0:/d/EBOOT.PBP", out, 17), PSP_DEFAULT_MODEL_PATH);
+  EXPECT_EQ(out[0], 'x');
+}
+
+// VRAM as main.c lays it out: the console's frame, the GU's two frames and its depth buffer
+// apart from one another (the GU never draws into the story), all inside the 2 MiB.
+TEST(PspPort, VramFramesApartAndInside2MiB) {
+  struct Region {
+    std::uint32_t offset, bytes;
+  };
+  const Region regions[] = {{PSP_CONSOLE_FRAME_OFFSET, PSP_FRAME_BYTES},
+                            {PSP_GU_DRAW_OFFSET, PSP_FRAME_BYTES},
+                            {PSP_GU_DISPLAY_OFFSET, PSP_FRAME_BYTES},
+                            {PSP_GU_DEPTH_OFFSET, PSP_DEPTH_BYTES}};
+  EXPECT_EQ(PSP_FRAME_BYTES, 512u * 272 * 4);
+  for (const Region& a : regions) {
+    EXPECT_LE(a.offset + a.bytes, PSP_VRAM_BYTES);
+    EXPECT_EQ(a.offset % 16, 0u);
+    for (const Region& b : regions)
+      if (&a != &b) EXPECT_TRUE(a.offset + a.bytes <= b.offset || b.offset + b.bytes <= a.offset);
+  }
+}
+
+// The number the Makefile's first `NAME = N` (or ?=, :=) after `from` sets.
+std::uint64_t makefile_number(const std::string& makefile, const std::string& name, std::size_t from = 0) {
+  std::smatch m;
+  const std::string rest = makefile.substr(from);
+  const bool found = std::regex_search(rest, m, std::regex("(^|\\n) *" + name + " *[?:]?= *([0-9]+)"));
+  EXPECT_TRUE(found) << name;
+  return found ? std::stoull(m[2].str()) : 0;
+}
+
+// The Makefile's heap tiers are the profiles', and each, with the default headroom, fits what
+// the device's user partition leaves besides usersystemlib, the program, the stack and libcglue's
+// threshold (the Makefile refuses a larger heap). PSP_LARGE_MEMORY is not set: build.mak writes
+// MEMSIZE=1 by default and warns when it is.
 TEST(PspPort, MakefileHeapTiersAreTheProfiles) {
   const std::string makefile = test::read_text(kSource + "/src/ports/psp/Makefile");
+  const std::uint64_t prx_kb = makefile_number(makefile, "PRX_KB");
+  const std::uint64_t headroom_kb = makefile_number(makefile, "HEADROOM_KB");
+  EXPECT_EQ(headroom_kb, 512u);
   for (const char* device : {"psp", "psp-2000"}) {
     SCOPED_TRACE(device);
-    const std::string key = std::string("ifeq ($(DEVICE),") + device + ")";
-    std::size_t at = makefile.find(key);
+    const std::size_t at = makefile.find(std::string("ifeq ($(DEVICE),") + device + ")");
     ASSERT_NE(at, std::string::npos);
-    at = makefile.find("HEAP_TIER_BYTES = ", at);
-    ASSERT_NE(at, std::string::npos);
-    const std::uint64_t bytes = std::stoull(makefile.substr(at + 18));
+    const std::uint64_t bytes = makefile_number(makefile, "HEAP_TIER_BYTES", at);
     EXPECT_EQ(bytes, profile(device)["tiers"][0]["capacity"].get<std::uint64_t>());
+    const std::uint64_t partition_kb = makefile_number(makefile, "PARTITION_KB", at);
+    EXPECT_LE(bytes / 1024 + headroom_kb, partition_kb - 16 - prx_kb - 256 - 512);
   }
-  EXPECT_NE(makefile.find("PSP_LARGE_MEMORY = 1"), std::string::npos);
+  EXPECT_EQ(makefile_number(makefile, "PARTITION_KB", makefile.find("ifeq ($(DEVICE),psp)")), 24576u);
+  EXPECT_EQ(makefile.find("PSP_LARGE_MEMORY ="), std::string::npos);
 }
 
 // The flash image: the firmware's bytes (0xFF, erased), then the model at the model partition's
@@ -274,6 +329,49 @@ TEST(EspPort, ConfigIsTheEsp32s3Profile) {
   EXPECT_EQ(config.storage_capacity, p["tiers"][2]["capacity"].get<std::uint64_t>());
   EXPECT_EQ(config.storage_reserved, p["tiers"][2]["reserved_bytes"].get<std::uint64_t>());
   EXPECT_EQ(config.kernels, p["kernels"].get<std::string>());
+}
+
+// The firmware plans with what its heaps have at run time: each tier its heap's largest free
+// block less the heap's slack, the sram tier also less the bounce buffer esp_partition_read
+// mallocs there to read into PSRAM; a tier left with nothing is refused (0 is unbounded).
+TEST(EspPort, TierCapacitiesAreTheHeapsLessTheFlashBounceBuffer) {
+  EXPECT_EQ(ESP_FLASH_BOUNCE_BYTES, 16384u);  // esp_flash_read's largest chunk
+  EXPECT_EQ(esp_tier_capacity(300000, ESP_FLASH_BOUNCE_BYTES), (300000u - 16384 - ESP_HEAP_SLACK_BYTES) / 16 * 16);
+  EXPECT_EQ(esp_tier_capacity(300001, 0), (300001u - ESP_HEAP_SLACK_BYTES) / 16 * 16);
+  EXPECT_EQ(esp_tier_capacity(16384 + ESP_HEAP_SLACK_BYTES + 31, 16384), 16u);
+  EXPECT_EQ(esp_tier_capacity(16384 + ESP_HEAP_SLACK_BYTES + 15, 16384), 0u);
+  EXPECT_EQ(esp_tier_capacity(100, 16384), 0u);
+
+  // The shipped model planned on the profile's tiers puts `used` bytes in SRAM. With a heap
+  // block of used + 8000 bytes it would fit there again, but not with the bounce buffer kept
+  // free: the plan moves bytes to PSRAM and leaves that much of the block.
+  const std::vector<unsigned char> model = test::read_file(kModel);
+  std::vector<unsigned char> memory(pocketlm_session_bytes());
+  pocketlm_session* s = nullptr;
+  ASSERT_EQ(pocketlm_create(memory.data(), memory.size(), &s), POCKETLM_OK);
+  pocketlm_config config;
+  esp_config(&config);
+  config.model = {memory_read, const_cast<unsigned char*>(model.data()), model.size(), "memory:model"};
+  pocketlm_memory_plan plan = {sizeof plan};
+  ASSERT_EQ(pocketlm_plan(s, &config, &plan), POCKETLM_OK) << pocketlm_last_error(s);
+  const std::uint64_t used = plan.tiers[0].bytes;
+  ASSERT_GT(used, 100000u);
+  const std::size_t largest_free[2] = {static_cast<std::size_t>(used) + 8000, 8000000};
+  char message[200];
+  ASSERT_EQ(esp_tier_capacities(&config, largest_free, message, sizeof message), POCKETLM_OK) << message;
+  EXPECT_EQ(config.ram_tiers[0].capacity, esp_tier_capacity(largest_free[0], ESP_FLASH_BOUNCE_BYTES));
+  EXPECT_EQ(config.ram_tiers[1].capacity, esp_tier_capacity(largest_free[1], 0));
+  ASSERT_EQ(pocketlm_plan(s, &config, &plan), POCKETLM_OK) << pocketlm_last_error(s);
+  EXPECT_LT(plan.tiers[0].bytes, used);
+  EXPECT_GE(largest_free[0] - plan.tiers[0].bytes, ESP_FLASH_BOUNCE_BYTES + ESP_HEAP_SLACK_BYTES);
+  EXPECT_LE(plan.tiers[1].bytes, largest_free[1] - ESP_HEAP_SLACK_BYTES);
+  pocketlm_close(s);
+
+  const std::size_t no_sram[2] = {ESP_FLASH_BOUNCE_BYTES + 100, 8000000};
+  EXPECT_EQ(esp_tier_capacities(&config, no_sram, message, sizeof message), POCKETLM_OUT_OF_MEMORY);
+  EXPECT_NE(std::string(message).find("tier sram: its heap's largest free block, 16484 bytes, leaves no room"),
+            std::string::npos)
+      << message;
 }
 
 struct Partition {

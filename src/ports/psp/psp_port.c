@@ -59,4 +59,14 @@ pocketlm_status psp_osk_prompt(const uint16_t* outtext, size_t units, char* prom
   return pocketlm_utf16le_to_utf8(outtext, n * 2, prompt, capacity, len);
 }
 
+const char* psp_model_path(const char* argv0, char* out, size_t capacity) {
+  const char* slash = argv0 ? strrchr(argv0, '/') : NULL;
+  if (!slash) return PSP_DEFAULT_MODEL_PATH;
+  const size_t dir = (size_t)(slash - argv0) + 1;
+  if (dir + sizeof PSP_MODEL_FILE > capacity) return PSP_DEFAULT_MODEL_PATH;
+  memcpy(out, argv0, dir);
+  memcpy(out + dir, PSP_MODEL_FILE, sizeof PSP_MODEL_FILE);
+  return out;
+}
+
 uint32_t psp_fcr31_without_traps(uint32_t fcr31) { return fcr31 & ~PSP_FCR31_ENABLES; }

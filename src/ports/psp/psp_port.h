@@ -18,6 +18,28 @@ extern "C" {
 #define PSP_SCREEN_HEIGHT 272
 #define PSP_LINE_PIXELS 512
 
+/* VRAM (2 MiB) as main.c lays it out, offsets from its start: the console's frame first, where
+ * the debug screen is too and which the GU never draws into, so the story stays while the
+ * on-screen keyboard is up; then the GU's draw and display frames the keyboard is drawn over,
+ * and its 16-bit depth buffer. */
+#define PSP_VRAM_BYTES 0x200000u
+#define PSP_FRAME_BYTES ((uint32_t)PSP_LINE_PIXELS * PSP_SCREEN_HEIGHT * 4)
+#define PSP_DEPTH_BYTES ((uint32_t)PSP_LINE_PIXELS * PSP_SCREEN_HEIGHT * 2)
+#define PSP_CONSOLE_FRAME_OFFSET 0u
+#define PSP_GU_DRAW_OFFSET (1 * PSP_FRAME_BYTES)
+#define PSP_GU_DISPLAY_OFFSET (2 * PSP_FRAME_BYTES)
+#define PSP_GU_DEPTH_OFFSET (3 * PSP_FRAME_BYTES)
+
+/* The model: model.gguf beside the EBOOT, wherever it was started from (argv[0], e.g.
+ * "ef0:/PSP/GAME/pocketlm/EBOOT.PBP" on a PSP Go's internal storage), else this path. */
+#define PSP_MODEL_FILE "model.gguf"
+#define PSP_DEFAULT_MODEL_PATH "ms0:/PSP/GAME/pocketlm/model.gguf"
+
+/* The model's path for an EBOOT at argv0: its directory (up to the last '/') and PSP_MODEL_FILE
+ * in out[0..capacity), returning out; PSP_DEFAULT_MODEL_PATH when argv0 is NULL, has no '/' or
+ * the path does not fit. */
+const char* psp_model_path(const char* argv0, char* out, size_t capacity);
+
 /* A file read with the two calls sceIo has for it: seek (sceIoLseek(fd, offset, SEEK_SET),
  * returning the new position or a negative error) and read (sceIoRead(fd, dst, bytes), returning
  * the bytes read, fewer at the end, or a negative error). The host passes lseek and read. */
@@ -37,8 +59,8 @@ int psp_file_read(void* ctx, uint64_t offset, void* dst, size_t bytes);
 /* A pocketlm_storage over `file` (whose size and calls are set). */
 pocketlm_storage psp_file_storage(psp_file* file, const char* name);
 
-/* The config of a PSP: one RAM tier "heap" of heap_bytes (the psp profile's 25165824 on a
- * PSP-1000, psp-2000's 50331648 with PSP_LARGE_MEMORY), the memory stick as storage, tiled4. */
+/* The config of a PSP: one RAM tier "heap" of heap_bytes (the device profile's heap tier,
+ * apps/pocketlm/devices/psp.json or psp-2000.json), the memory stick as storage, tiled4. */
 void psp_config(pocketlm_config* config, uint64_t heap_bytes);
 
 /* A console over the debug screen's framebuffer `vram` (PSP_LINE_PIXELS x PSP_SCREEN_HEIGHT
