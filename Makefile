@@ -228,6 +228,15 @@ test-bare-metal: check-bare-metal
 	for elf in $(BARE_METAL_BUILD)/src/ports/cortex_m/firmware_*; do \
 	  case $$elf in *.*) ;; *) scripts/check-soft-double $$elf || exit 1;; esac; done
 
+# The PSP and ESP-IDF ports built as far as they can be without their SDKs: the one source list,
+# partitions.csv by ESP-IDF's rules, the PSP Makefile's logic and its MIPS32 objects, the ESP
+# component's list, its guide's command and its Xtensa objects, all against stand-in SDK
+# headers of our own, each check also run on copies with a planted fault (scripts/check-ports).
+# Needs mipsel-linux-gnu-g++, clang-22, llvm-22 and libc++-22-dev, picolibc-xtensa-lx106-elf.
+.PHONY: check-ports
+check-ports: esp32-ple-model
+	scripts/check-ports $(BUILD)
+
 # Device tok/s estimates from counted instructions (bench/device/estimate): the firmware cases'
 # counts from the last test-bare-metal run, and, when `make test-mips` has built the mipsel CLI,
 # its instructions per token on the stories15M shape (qemu-mipsel with the counting plugin,
