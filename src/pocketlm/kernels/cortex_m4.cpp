@@ -18,6 +18,9 @@
 #include "pocketlm/kernels/interleave4_ggml.h"
 #include "pocketlm/kernels/kernels.h"
 #include "pocketlm/kernels/reference.h"
+#include "pocketlm/quant/fp16.h"
+#include "pocketlm/quant/q4_0.h"
+#include "pocketlm/quant/q8_0.h"
 
 #if !defined(__ARM_FEATURE_DSP)
 #error "kernels/cortex_m4.cpp needs the Arm DSP extension (-mcpu=cortex-m4)"
@@ -39,25 +42,39 @@ inline std::uint32_t load_word(const void* p) {
   return w;
 }
 
-// Bytes 1 and 3 moved to lanes 0 and 2 (SXTB16/UXTB16 take it as their rotate operand).
-inline std::uint32_t ror8(std::uint32_t w) { return (w >> 8) | (w << 24); }
+// Bytes 1 and 3 of a word extended into two 16-bit lanes: SXTB16/UXTB16 with their rotate
+// operand (ROR #8), one instruction (GCC does not fold a separate rotate into the ACLE
+// intrinsic's operand).
+inline int16x2_t sxtb16_odd(std::uint32_t w) {
+  int16x2_t r;
+  __asm__("sxtb16 %0, %1, ror #8" : "=r"(r) : "r"(w));
+  return r;
+}
+inline uint16x2_t uxtb16_odd(std::uint32_t w) {
+  uint16x2_t r;
+  __asm__("uxtb16 %0, %1, ror #8" : "=r"(r) : "r"(w));
+  return r;
+}
+
+// Q4_0's low nibbles of 4 bytes.
+constexpr std::uint32_t kLow4 = 0x0F0F0F0Fu;
 
 // Four int8 activations as two int16 pairs: (x0, x2) and (x1, x3).
 struct Pairs {
   int16x2_t even, odd;
 };
-inline Pairs signed_pairs(std::uint32_t w) { return {__sxtb16(w), __sxtb16(ror8(w))}; }
+inline Pairs signed_pairs(std::uint32_t w) { return {__sxtb16(w), sxtb16_odd(w)}; }
 
 // s + w0*x0 + w1*x1 + w2*x2 + w3*x3 for four int8 weights in `w` against the pairs of x.
 inline std::int32_t dot4_signed(std::int32_t s, std::uint32_t w, const Pairs& x) {
   s = __smlad(__sxtb16(w), x.even, s);
-  return __smlad(__sxtb16(ror8(w)), x.odd, s);
+  return __smlad(sxtb16_odd(w), x.odd, s);
 }
 
 // The same for four bytes 0..15 (Q4_0 nibbles, already masked).
 inline std::int32_t dot4_unsigned(std::int32_t s, std::uint32_t w, const Pairs& x) {
   s = __smlad(__uxtb16(w), x.even, s);
-  return __smlad(__uxtb16(ror8(w)), x.odd, s);
+  return __smlad(static_cast<int16x2_t>(uxtb16_odd(w)), x.odd, s);
 }
 
 // ---- q80 (llama2.c's runq.c format) ----
@@ -114,30 +131,74 @@ void matmul_q80(float* out, const Matrix& w, const Activation& x, int rows) {
 
 // ---- Q8_0 and Q4_0 (GGUF), tiled4's 4-row interleave (kernels/interleave4_ggml.h) ----
 
-// The 4 rows' int32 sums of one block: the activations paired once (16 words of int16 pairs)
-// and shared by the rows; a row's 4 bytes of a group are one word.
+// An fp16 block scale to float with the FPU's own conversion (VCVTB.F32.F16: FPv4-SP has it):
+// exact for every half, as fp16_to_fp32 is (a NaN keeps its payload, quieted; the scales are
+// checked finite at load). Two instructions instead of the portable routine's dozen.
+inline float half_to_float(const unsigned char* p) {
+  const std::uint32_t bits = load_fp16(p);
+  float f;
+  __asm__("vmov %0, %1\n\tvcvtb.f32.f16 %0, %0" : "=t"(f) : "r"(bits));
+  return f;
+}
+
+// Rows [0, full) of the 4-row interleave, per 4 rows and block: the activations paired once (8
+// words as 16 int16 pairs) and shared by the rows, a row's 4 bytes of a group one word; for Q4_0
+// the nibbles' offset of 8 taken off once per block, as 8 * sum(x) from the same pairs (SMLAD
+// against (1, 1)); then each row's acc = acc + (float)(isum - correction) * (d_w * d_x), blocks
+// in order: the reference's arithmetic (interleave4::matmul_rows4), the integer sums exact in any
+// order.
 template <bool kQ4>
-void block_sums(std::int32_t* isum, const unsigned char* q, const std::int8_t* xq) {
+void matmul_rows4(float* out, const unsigned char* w, const unsigned char* xb, int n, int full) {
+  constexpr std::size_t kBs = kQ4 ? kQ4_0BlockBytes : kQ8_0BlockBytes;
   constexpr int kGroups = kQ4 ? 4 : 8;  // words of one row in a block
-  Pairs x[8];                           // activations 4t .. 4t+3 for t < 8
-  for (int t = 0; t < 8; ++t) x[t] = signed_pairs(load_word(xq + 4 * t));
-  for (int t = 0; t < kGroups; ++t) {
-    const unsigned char* v = q + 16 * t;  // 4 rows x 4 bytes
-    for (int k = 0; k < kLanes; ++k) {
-      const std::uint32_t word = load_word(v + 4 * k);
-      if constexpr (kQ4) {
-        // Low nibbles are values 4t..4t+3 of the block, high nibbles 16+4t..16+4t+3.
-        isum[k] = dot4_unsigned(isum[k], word & 0x0F0F0F0Fu, x[t]);
-        isum[k] = dot4_unsigned(isum[k], (word >> 4) & 0x0F0F0F0Fu, x[4 + t]);
-      } else {
-        isum[k] = dot4_signed(isum[k], word, x[t]);
+  const int nb = n / 32;
+  const std::size_t row_bytes = static_cast<std::size_t>(nb) * kBs;
+  for (int r = 0; r < full; r += kLanes) {
+    const unsigned char* chunk = w + static_cast<std::size_t>(r) * row_bytes;
+    float acc0 = 0.0f, acc1 = 0.0f, acc2 = 0.0f, acc3 = 0.0f;
+    for (int b = 0; b < nb; ++b, chunk += kLanes * kBs) {
+      const unsigned char* xblk = xb + static_cast<std::size_t>(b) * kQ8_0BlockBytes;
+      const auto* xq = reinterpret_cast<const std::int8_t*>(xblk + 2);
+      // Per group t: the activations' pairs for values 4t..4t+3 (and, for Q4_0, 16+4t..), made
+      // where they are used so that they stay in registers (all 8 at once would spill).
+      constexpr std::uint32_t kOnes = 0x00010001u;  // (1, 1): SMLAD adds both lanes
+      std::int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0, sum = 0;
+      const unsigned char* q = chunk + 2 * kLanes;
+      for (int t = 0; t < kGroups; ++t, q += 16) {
+        const std::uint32_t w0 = load_word(q), w1 = load_word(q + 4), w2 = load_word(q + 8), w3 = load_word(q + 12);
+        const Pairs lo = signed_pairs(load_word(xq + 4 * t));
+        if constexpr (kQ4) {
+          // Low nibbles are values 4t..4t+3 of the block, high nibbles 16+4t..16+4t+3; the sum
+          // of the activations (for the nibbles' offset) from the same pairs.
+          const Pairs hi = signed_pairs(load_word(xq + 16 + 4 * t));
+          sum = __smlad(hi.odd, kOnes, __smlad(hi.even, kOnes, __smlad(lo.odd, kOnes, __smlad(lo.even, kOnes, sum))));
+          s0 = dot4_unsigned(dot4_unsigned(s0, w0 & kLow4, lo), (w0 >> 4) & kLow4, hi);
+          s1 = dot4_unsigned(dot4_unsigned(s1, w1 & kLow4, lo), (w1 >> 4) & kLow4, hi);
+          s2 = dot4_unsigned(dot4_unsigned(s2, w2 & kLow4, lo), (w2 >> 4) & kLow4, hi);
+          s3 = dot4_unsigned(dot4_unsigned(s3, w3 & kLow4, lo), (w3 >> 4) & kLow4, hi);
+        } else {
+          s0 = dot4_signed(s0, w0, lo);
+          s1 = dot4_signed(s1, w1, lo);
+          s2 = dot4_signed(s2, w2, lo);
+          s3 = dot4_signed(s3, w3, lo);
+        }
       }
+      const std::int32_t correction = kQ4 ? 8 * sum : 0;
+      const float dx = half_to_float(xblk);
+      acc0 = acc0 + static_cast<float>(s0 - correction) * (half_to_float(chunk) * dx);
+      acc1 = acc1 + static_cast<float>(s1 - correction) * (half_to_float(chunk + 2) * dx);
+      acc2 = acc2 + static_cast<float>(s2 - correction) * (half_to_float(chunk + 4) * dx);
+      acc3 = acc3 + static_cast<float>(s3 - correction) * (half_to_float(chunk + 6) * dx);
     }
+    out[r] = acc0;
+    out[r + 1] = acc1;
+    out[r + 2] = acc2;
+    out[r + 3] = acc3;
   }
 }
 
 template <bool kQ4>
-constexpr MatmulFn matmul_ggml = interleave4::matmul_interleaved4<kQ4, interleave4::matmul_rows4<kQ4, block_sums<kQ4>>>;
+constexpr MatmulFn matmul_ggml = interleave4::matmul_interleaved4<kQ4, matmul_rows4<kQ4>>;
 
 }  // namespace
 
