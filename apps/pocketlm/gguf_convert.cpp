@@ -155,6 +155,7 @@ class TensorCopier {
     if (!type_from_ggml(ggml, &type) || !type_traits(type).quantize_weights ||
         !type_bytes(type, n, 0, &bytes, &scales))
       return Status::error(StatusCode::kUnsupported, "convert: no GGUF writer for ggml type %u", static_cast<unsigned>(ggml));
+    if (type == TensorType::kF32) return w_.tensor_data(f32, static_cast<std::size_t>(bytes));  // no copy
     out_.resize(static_cast<std::size_t>(bytes));
     type_traits(type).quantize_weights(f32, n, out_.data());
     return w_.tensor_data(out_.data(), out_.size());

@@ -305,8 +305,6 @@ bool match_name(const char* name, const Architecture& arch, TensorRole* role, in
   return false;
 }
 
-// The types pocketlm reads are the rows of the type table with a ggml id.
-bool supported(std::uint32_t ggml_type, TensorType* type) { return type_from_ggml(ggml_type, type); }
 
 // Reads one tensor info and checks what can be checked on its own.
 // `index` counts the tensor infos from 0, for messages.
@@ -347,7 +345,7 @@ POCKETLM_FRAME Status read_tensor_entry(Parser& p, std::uint64_t index, const Mo
   e->cols = dims[0];
   e->rows = dims[1];
   TensorType type = TensorType::kF32;
-  if (!supported(e->ggml_type, &type))
+  if (!type_from_ggml(e->ggml_type, &type))  // the type table's rows with a ggml id
     return Status::error(StatusCode::kUnsupported,
                          "%s: GGUF tensor %s has type %s (%u), which pocketlm does not read (it reads F32, F16, Q8_0, "
                          "Q4_0 and IQ4_XS)",
@@ -627,7 +625,7 @@ POCKETLM_FRAME Status add_roles(const Storage& s, const RoleSeen* seen, std::uin
     const RoleSeen& e = seen[best];
     const auto role = static_cast<TensorRole>(best);
     TensorType type = TensorType::kF32;
-    supported(e.ggml_type, &type);
+    type_from_ggml(e.ggml_type, &type);
     std::uint64_t begin = 0, end = 0;
     if (!checked_add(data_start, e.off[0], &begin) ||
         !spec->add_role_strided(role, type, 0, e.rows, e.cols, begin, e.stride, &end) || end > s.size()) {

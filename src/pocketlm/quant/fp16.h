@@ -1,6 +1,7 @@
 // IEEE 754 binary16 ("half", ggml's fp16) <-> binary32, in portable integer code: the same
-// bits on every target (the PSP's and Cortex-M's FPUs have no half type; x86's F16C and
-// AArch64's FCVT give these very results, round-to-nearest-even with subnormals kept).
+// bits on every target (the PSP's FPU has no half type; x86's F16C, AArch64's FCVT and the
+// Cortex-M4F's VCVTB, which kernels/cortex_m4.cpp uses for block scales, give these very
+// results, round-to-nearest-even with subnormals kept).
 // GGUF stores F16 tensors and the per-block scales of Q8_0 and Q4_0 in this format.
 #pragma once
 
