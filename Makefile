@@ -205,18 +205,20 @@ test-valgrind: build
 BARE_METAL_BUILD ?= build-cortex-m
 # The ESP32-shaped PLE model in Q4_0 with its table in IQ4_XS (what fits the ESP32-S3's flash
 # beside the tokenizer), made by the host build as the tests make it (the same file and sha256
-# as golden_model_path("esp32-ple_iq4xs.gguf") in tests/golden_models.cpp).
+# as golden_model_path("esp32-ple_iq4xs.gguf") in tests/golden_models.cpp; convert writes the
+# source's file name into general.name, so the intermediate keeps the tests' name, in a folder
+# of its own).
 PLE_MODEL = $(BUILD)/test-models/esp32-ple_iq4xs.gguf
 PLE_MODEL_SHA256 = $(shell sed -n 's/.*kSynthEsp32PleIQ4XSSha256 = "\([0-9a-f]*\)".*/\1/p' tests/golden_models.h)
 .PHONY: check-bare-metal test-bare-metal esp32-ple-model
 esp32-ple-model: build
 	@if ! echo "$(PLE_MODEL_SHA256)  $(PLE_MODEL)" | sha256sum -c --status 2>/dev/null; then \
-	  mkdir -p $(BUILD)/test-models && \
-	  $(BUILD)/pocketlm synth esp32-ple --seed 42 -o $(BUILD)/test-models/esp32-ple.gguf.tmp && \
-	  $(BUILD)/pocketlm convert $(BUILD)/test-models/esp32-ple.gguf.tmp --to gguf --type q4_0 \
-	    --tensor-type ple_table=iq4_xs -o $(PLE_MODEL).tmp && \
-	  rm -f $(BUILD)/test-models/esp32-ple.gguf.tmp && \
-	  echo "$(PLE_MODEL_SHA256)  $(PLE_MODEL).tmp" | sha256sum -c --status && mv $(PLE_MODEL).tmp $(PLE_MODEL); fi
+	  rm -rf $(BUILD)/test-models/making && mkdir -p $(BUILD)/test-models/making && \
+	  $(BUILD)/pocketlm synth esp32-ple --seed 42 -o $(BUILD)/test-models/making/esp32-ple.gguf && \
+	  $(BUILD)/pocketlm convert $(BUILD)/test-models/making/esp32-ple.gguf --to gguf --type q4_0 \
+	    --tensor-type ple_table=iq4_xs -o $(BUILD)/test-models/making/esp32-ple_iq4xs.gguf && \
+	  echo "$(PLE_MODEL_SHA256)  $(BUILD)/test-models/making/esp32-ple_iq4xs.gguf" | sha256sum -c --status && \
+	  mv $(BUILD)/test-models/making/esp32-ple_iq4xs.gguf $(PLE_MODEL) && rm -rf $(BUILD)/test-models/making; fi
 check-bare-metal: esp32-ple-model
 	cmake -S . -B $(BARE_METAL_BUILD) -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=cmake/arm-none-eabi-cortex-m4f.cmake \
 	  -DPOCKETLM_FIRMWARE_PLE_MODEL=$(abspath $(PLE_MODEL))

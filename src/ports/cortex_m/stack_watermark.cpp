@@ -1,10 +1,12 @@
 #include "ports/cortex_m/stack_watermark.h"
 
+#include "ports/firmware/board.h"
+
 #include <cstdint>
 
 extern "C" unsigned char __stack_top[], __stack_limit[];
 
-namespace pocketlm {
+namespace pocketlm::firmware {
 
 namespace {
 constexpr std::uint32_t kPaint = 0xA5C3A5C3u;
@@ -18,11 +20,11 @@ void paint_stack() {
     *reinterpret_cast<volatile std::uint32_t*>(a) = kPaint;
 }
 
-std::size_t stack_high_water() {
+std::uint32_t stack_high_water() {
   std::uintptr_t a = reinterpret_cast<std::uintptr_t>(__stack_limit);
   const std::uintptr_t top = reinterpret_cast<std::uintptr_t>(__stack_top);
   while (a < top && *reinterpret_cast<const volatile std::uint32_t*>(a) == kPaint) a += 4;
-  return static_cast<std::size_t>(top - a);
+  return static_cast<std::uint32_t>(top - a);
 }
 
-}  // namespace pocketlm
+}  // namespace pocketlm::firmware

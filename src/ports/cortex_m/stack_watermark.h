@@ -3,13 +3,12 @@
 // path — function pointers and virtual calls included, which a static call graph cannot see.
 #pragma once
 
-#include <cstddef>
+#include <cstdint>
 
-namespace pocketlm {
+namespace pocketlm::firmware {
 
 // Fills the stack below the current frame with the pattern. Call once, early, from reset.
 void paint_stack();
-// Bytes of stack used at the deepest point since paint_stack().
-std::size_t stack_high_water();
+// stack_high_water() (board.h) reads it.
 
-}  // namespace pocketlm
+}  // namespace pocketlm::firmware

@@ -29,7 +29,7 @@ void _fini() {}
   __asm volatile("dsb\n\tisb");
   std::memcpy(__data_start, __data_load, static_cast<std::size_t>(__data_end - __data_start));
   std::memset(__bss_start__, 0, static_cast<std::size_t>(__bss_end__ - __bss_start__));
-  pocketlm::paint_stack();
+  pocketlm::firmware::paint_stack();
   initialise_monitor_handles();
   __libc_init_array();
   std::exit(main());

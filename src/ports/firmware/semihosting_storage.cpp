@@ -1,4 +1,4 @@
-#include "ports/cortex_m/semihosting_storage.h"
+#include "ports/firmware/semihosting_storage.h"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -1,7 +1,7 @@
-// SemihostingStorage: a model file on the debugging host, read through Arm semihosting (newlib's
-// rdimon turns open/lseek/read into SYS_OPEN/SYS_SEEK/SYS_READ calls to the debugger, here QEMU).
-// It stands in for a flash partition too large for the board's code memory: the ESP32- shaped PLE
-// model is 15 MB, the MPS2 board's code memory 4 MiB. Like a flash read API, every byte comes
+// SemihostingStorage: a model file on the debugging host, read through the board's semihosting
+// (open/lseek/read: newlib's rdimon on the Cortex-M4F, the board's own calls over Xtensa's simcall
+// and MIPS's UHI; board.h). It stands in for a flash partition or a memory stick: the ESP32-shaped
+// PLE model is 15 MB, the MPS2 board's code memory 4 MiB. Like a flash read API, every byte comes
 // through read(); the session's CountingStorage counts them.
 #pragma once
 

@@ -1,0 +1,83 @@
+# The firmware images every bare-metal board builds (board.h, firmware_main.cpp), included by a
+# board's CMakeLists.txt after it has set:
+#   POCKETLM_BOARD_SOURCES  its reset code, system calls and board.h implementation (with paths)
+#   POCKETLM_BOARD_KERNELS  its default backend (cortex_m4 on the M4F, tiled4 elsewhere)
+#   POCKETLM_FIRMWARE_DEVICE_DEFAULT  the device profile it is laid out like (esp32s3, psp)
+# and defined link_for_board(TARGET): its linker script, libraries and link options.
+include(${CMAKE_CURRENT_LIST_DIR}/device_profile.cmake)
+set(POCKETLM_FIRMWARE_DIR ${CMAKE_CURRENT_LIST_DIR})
+
+set(POCKETLM_FIRMWARE_DEVICE ${POCKETLM_FIRMWARE_DEVICE_DEFAULT} CACHE STRING
+    "device profile (apps/pocketlm/devices/NAME.json) the firmware is sized like")
+firmware_device_header(${CMAKE_SOURCE_DIR}/apps/pocketlm/devices/${POCKETLM_FIRMWARE_DEVICE}.json
+                       ${CMAKE_CURRENT_BINARY_DIR}/generated/firmware_device.h)
+
+# The model files the tests read, found where they find them: POCKETLM_SHARED_DIR's models/,
+# else the download cache that scripts/get-models --tests fills.
+function(find_model var name)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env "POCKETLM_SHARED=${POCKETLM_SHARED_DIR}"
+                          ${CMAKE_SOURCE_DIR}/scripts/get-models --path ${name}
+                  OUTPUT_VARIABLE path ERROR_VARIABLE why RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "firmware image: ${why}")
+  endif()
+  set(${var} "${path}" PARENT_SCOPE)
+endfunction()
+
+# add_firmware(NAME MODEL_MODE MODEL TOKENIZER PROMPT STEPS): one image per golden case
+# (tests/golden/reference_runs.json, llama2.c's, and tests/golden/firmware_runs.json, the host's),
+# the case's prompt and steps compiled in (greedy). MODEL_MODE is LINKED (the model in code memory,
+# as flash would hold it) or HOST_FILE (read through semihosting). Built with the board's default
+# backend (firmware_NAME) and, where that is not tiled4, with tiled4 too (firmware_NAME__tiled4),
+# to count both.
+function(add_firmware name mode model tokenizer prompt steps)
+  add_firmware_with(${name} ${POCKETLM_BOARD_KERNELS} ${mode} "${model}" "${tokenizer}" "${prompt}" ${steps})
+  if(NOT POCKETLM_BOARD_KERNELS STREQUAL "tiled4")
+    add_firmware_with(${name}__tiled4 tiled4 ${mode} "${model}" "${tokenizer}" "${prompt}" ${steps})
+  endif()
+endfunction()
+
+# add_firmware_with(NAME KERNELS MODEL_MODE MODEL TOKENIZER PROMPT STEPS [DEFINITIONS...])
+function(add_firmware_with name kernels mode model tokenizer prompt steps)
+  set(extra_definitions ${ARGN})
+  # One images object per firmware: the paths differ.
+  configure_file(${POCKETLM_FIRMWARE_DIR}/images.S ${CMAKE_CURRENT_BINARY_DIR}/${name}_images.S COPYONLY)
+  set(images ${CMAKE_CURRENT_BINARY_DIR}/${name}_images.S)
+  add_executable(${name} ${POCKETLM_FIRMWARE_DIR}/firmware_main.cpp ${POCKETLM_FIRMWARE_DIR}/semihosting_storage.cpp
+                 ${POCKETLM_BOARD_SOURCES} ${images})
+  if(mode STREQUAL "LINKED")
+    set_source_files_properties(${images} PROPERTIES
+      COMPILE_DEFINITIONS "POCKETLM_MODEL_PATH=\"${model}\";POCKETLM_TOKENIZER_PATH=\"${tokenizer}\""
+      OBJECT_DEPENDS "${model};${tokenizer}")
+    target_compile_definitions(${name} PRIVATE POCKETLM_MODEL_PATH="${model}")
+  else()
+    set_source_files_properties(${images} PROPERTIES
+      COMPILE_DEFINITIONS "POCKETLM_TOKENIZER_PATH=\"${tokenizer}\"" OBJECT_DEPENDS "${tokenizer}")
+    target_compile_definitions(${name} PRIVATE POCKETLM_MODEL_HOST_FILE="${model}")
+  endif()
+  target_compile_definitions(${name} PRIVATE
+    POCKETLM_FIRMWARE_PROMPT="${prompt}"
+    POCKETLM_FIRMWARE_STEPS=${steps}
+    POCKETLM_FIRMWARE_KERNELS="${kernels}"
+    ${extra_definitions})
+  firmware_target(${name})
+endfunction()
+
+# The include paths and options every firmware program compiles with, then the board's link.
+function(firmware_target name)
+  target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR}/src ${CMAKE_CURRENT_BINARY_DIR}/generated)
+  target_compile_options(${name} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-fno-exceptions -fno-rtti>)
+  target_link_libraries(${name} PRIVATE pocketlm)
+  link_for_board(${name})
+endfunction()
+
+# Every function's stack frame is bounded: a frame over POCKETLM_STACK_LIMIT bytes is a build error
+# (-Wstack-usage; the ESP-IDF port's main task has 16 KiB). The largest today is tiled4's q8_0
+# matmul, whose int16 copy of the activations is 1 KiB by design. GCC only: clang has no
+# -Wstack-usage (the Xtensa build's frames are measured by the stack high-water mark instead).
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  set(POCKETLM_STACK_LIMIT 1280 CACHE STRING "largest stack frame allowed in the engine (bytes)")
+  target_compile_options(pocketlm PRIVATE -fstack-usage -Wstack-usage=${POCKETLM_STACK_LIMIT})
+  # -Wstack-usage has no -Werror= form of its own: the warning is promoted by name.
+  target_compile_options(pocketlm PRIVATE -Werror=stack-usage=${POCKETLM_STACK_LIMIT})
+endif()
