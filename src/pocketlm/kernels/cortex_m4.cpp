@@ -1,8 +1,9 @@
 // The cortex_m4 backend: tiled4 with its integer matmuls (q80, Q8_0, Q4_0) on the Cortex-M4's
 // DSP instructions (ACLE, arm_acle.h), bit-identical to `reference`. SXTB16 sign-extends bytes
 // 0 and 2 of a word into two int16 lanes (bytes 1 and 3 with the operand rotated by 8, which
-// SXTB16 does in the same instruction), UXTB16 zero-extends them, and SMLAD adds both lanes'
-// int16 x int16 products to an int32: two multiply-adds per instruction. The group and block
+// SXTB16 does in the same instruction), Q4_0's nibbles become int16 lanes with one AND each,
+// and SMLAD adds both lanes' int16 x int16 products to an int32: two multiply-adds per
+// instruction. The group and block
 // sums are int32 and exact in any order, so pairing the products this way changes no bit; the
 // float accumulation across groups and blocks is tiled4's (the reference's order and rounding).
 // Weights use tiled4's layouts (q80 row-major, 4 rows sharing each activation; Q8_0 and Q4_0
@@ -42,7 +43,7 @@ inline std::uint32_t load_word(const void* p) {
   return w;
 }
 
-// Bytes 1 and 3 of a word extended into two 16-bit lanes: SXTB16/UXTB16 with their rotate
+// Bytes 1 and 3 of a word sign-extended into two 16-bit lanes: SXTB16 with its rotate
 // operand (ROR #8), one instruction (GCC does not fold a separate rotate into the ACLE
 // intrinsic's operand).
 inline int16x2_t sxtb16_odd(std::uint32_t w) {
@@ -50,14 +51,6 @@ inline int16x2_t sxtb16_odd(std::uint32_t w) {
   __asm__("sxtb16 %0, %1, ror #8" : "=r"(r) : "r"(w));
   return r;
 }
-inline uint16x2_t uxtb16_odd(std::uint32_t w) {
-  uint16x2_t r;
-  __asm__("uxtb16 %0, %1, ror #8" : "=r"(r) : "r"(w));
-  return r;
-}
-
-// Q4_0's low nibbles of 4 bytes.
-constexpr std::uint32_t kLow4 = 0x0F0F0F0Fu;
 
 // Four int8 activations as two int16 pairs: (x0, x2) and (x1, x3).
 struct Pairs {
@@ -69,12 +62,6 @@ inline Pairs signed_pairs(std::uint32_t w) { return {__sxtb16(w), sxtb16_odd(w)}
 inline std::int32_t dot4_signed(std::int32_t s, std::uint32_t w, const Pairs& x) {
   s = __smlad(__sxtb16(w), x.even, s);
   return __smlad(sxtb16_odd(w), x.odd, s);
-}
-
-// The same for four bytes 0..15 (Q4_0 nibbles, already masked).
-inline std::int32_t dot4_unsigned(std::int32_t s, std::uint32_t w, const Pairs& x) {
-  s = __smlad(__uxtb16(w), x.even, s);
-  return __smlad(static_cast<int16x2_t>(uxtb16_odd(w)), x.odd, s);
 }
 
 // ---- q80 (llama2.c's runq.c format) ----
@@ -141,54 +128,33 @@ inline float half_to_float(const unsigned char* p) {
   return f;
 }
 
-// Rows [0, full) of the 4-row interleave, per 4 rows and block: the activations paired once (8
-// words as 16 int16 pairs) and shared by the rows, a row's 4 bytes of a group one word; for Q4_0
-// the nibbles' offset of 8 taken off once per block, as 8 * sum(x) from the same pairs (SMLAD
-// against (1, 1)); then each row's acc = acc + (float)(isum - correction) * (d_w * d_x), blocks
-// in order: the reference's arithmetic (interleave4::matmul_rows4), the integer sums exact in any
-// order.
-template <bool kQ4>
-void matmul_rows4(float* out, const unsigned char* w, const unsigned char* xb, int n, int full) {
-  constexpr std::size_t kBs = kQ4 ? kQ4_0BlockBytes : kQ8_0BlockBytes;
-  constexpr int kGroups = kQ4 ? 4 : 8;  // words of one row in a block
+// Rows [0, full) of Q8_0's 4-row interleave, per 4 rows and block: the activations paired once
+// per group (a word as two int16 pairs) and shared by the 4 rows, a row's 4 bytes of a group one
+// word; then each row's acc = acc + (float)isum * (d_w * d_x), blocks in order: the reference's
+// arithmetic (interleave4::matmul_rows4), the integer sums exact in any order.
+void matmul_q8_0_rows4(float* out, const unsigned char* w, const unsigned char* xb, int n, int full) {
   const int nb = n / 32;
-  const std::size_t row_bytes = static_cast<std::size_t>(nb) * kBs;
+  const std::size_t row_bytes = static_cast<std::size_t>(nb) * kQ8_0BlockBytes;
   for (int r = 0; r < full; r += kLanes) {
     const unsigned char* chunk = w + static_cast<std::size_t>(r) * row_bytes;
     float acc0 = 0.0f, acc1 = 0.0f, acc2 = 0.0f, acc3 = 0.0f;
-    for (int b = 0; b < nb; ++b, chunk += kLanes * kBs) {
+    for (int b = 0; b < nb; ++b, chunk += kLanes * kQ8_0BlockBytes) {
       const unsigned char* xblk = xb + static_cast<std::size_t>(b) * kQ8_0BlockBytes;
       const auto* xq = reinterpret_cast<const std::int8_t*>(xblk + 2);
-      // Per group t: the activations' pairs for values 4t..4t+3 (and, for Q4_0, 16+4t..), made
-      // where they are used so that they stay in registers (all 8 at once would spill).
-      constexpr std::uint32_t kOnes = 0x00010001u;  // (1, 1): SMLAD adds both lanes
-      std::int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0, sum = 0;
+      std::int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
       const unsigned char* q = chunk + 2 * kLanes;
-      for (int t = 0; t < kGroups; ++t, q += 16) {
-        const std::uint32_t w0 = load_word(q), w1 = load_word(q + 4), w2 = load_word(q + 8), w3 = load_word(q + 12);
-        const Pairs lo = signed_pairs(load_word(xq + 4 * t));
-        if constexpr (kQ4) {
-          // Low nibbles are values 4t..4t+3 of the block, high nibbles 16+4t..16+4t+3; the sum
-          // of the activations (for the nibbles' offset) from the same pairs.
-          const Pairs hi = signed_pairs(load_word(xq + 16 + 4 * t));
-          sum = __smlad(hi.odd, kOnes, __smlad(hi.even, kOnes, __smlad(lo.odd, kOnes, __smlad(lo.even, kOnes, sum))));
-          s0 = dot4_unsigned(dot4_unsigned(s0, w0 & kLow4, lo), (w0 >> 4) & kLow4, hi);
-          s1 = dot4_unsigned(dot4_unsigned(s1, w1 & kLow4, lo), (w1 >> 4) & kLow4, hi);
-          s2 = dot4_unsigned(dot4_unsigned(s2, w2 & kLow4, lo), (w2 >> 4) & kLow4, hi);
-          s3 = dot4_unsigned(dot4_unsigned(s3, w3 & kLow4, lo), (w3 >> 4) & kLow4, hi);
-        } else {
-          s0 = dot4_signed(s0, w0, lo);
-          s1 = dot4_signed(s1, w1, lo);
-          s2 = dot4_signed(s2, w2, lo);
-          s3 = dot4_signed(s3, w3, lo);
-        }
+      for (int t = 0; t < 8; ++t, q += 16) {
+        const Pairs x = signed_pairs(load_word(xq + 4 * t));
+        s0 = dot4_signed(s0, load_word(q), x);
+        s1 = dot4_signed(s1, load_word(q + 4), x);
+        s2 = dot4_signed(s2, load_word(q + 8), x);
+        s3 = dot4_signed(s3, load_word(q + 12), x);
       }
-      const std::int32_t correction = kQ4 ? 8 * sum : 0;
       const float dx = half_to_float(xblk);
-      acc0 = acc0 + static_cast<float>(s0 - correction) * (half_to_float(chunk) * dx);
-      acc1 = acc1 + static_cast<float>(s1 - correction) * (half_to_float(chunk + 2) * dx);
-      acc2 = acc2 + static_cast<float>(s2 - correction) * (half_to_float(chunk + 4) * dx);
-      acc3 = acc3 + static_cast<float>(s3 - correction) * (half_to_float(chunk + 6) * dx);
+      acc0 = acc0 + static_cast<float>(s0) * (half_to_float(chunk) * dx);
+      acc1 = acc1 + static_cast<float>(s1) * (half_to_float(chunk + 2) * dx);
+      acc2 = acc2 + static_cast<float>(s2) * (half_to_float(chunk + 4) * dx);
+      acc3 = acc3 + static_cast<float>(s3) * (half_to_float(chunk + 6) * dx);
     }
     out[r] = acc0;
     out[r + 1] = acc1;
@@ -197,8 +163,121 @@ void matmul_rows4(float* out, const unsigned char* w, const unsigned char* xb, i
   }
 }
 
-template <bool kQ4>
-constexpr MatmulFn matmul_ggml = interleave4::matmul_interleaved4<kQ4, matmul_rows4<kQ4>>;
+// Q4_0's nibbles as int16 lanes straight from the stored word, one AND each: byte i of a row's
+// group word holds value i (low nibble) and value 16 + i (high nibble), so with M = 0x000F000F
+//   w & M = (v0, v2),  (w >> 8) & M = (v1, v3),  (w >> 4) & M = (v16, v18),  (w >> 12) & M = (v17, v19)
+// pair with the activations' (x0, x2), (x1, x3), (x16, x18), (x17, x19): 8 multiply-adds in 4 SMLAD
+// and 4 ANDs with the shift folded into the AND's operand.
+constexpr std::uint32_t kNibbleLanes = 0x000F000Fu;
+
+// One group of 4 rows: s[k] += row k's 8 values of the group (its word at q + 4k) x the group's
+// activation pairs at `x` ((x0, x2), (x1, x3), (x16, x18), (x17, x19), made once per matmul);
+// q moves on by the group's 16 bytes, x by its 16. 38 instructions for 32 multiply-adds, written
+// out because GCC prefers a separate shift to an AND with a shifted operand and, left to
+// schedule the block, hoists and spills.
+inline void group4_q4_0(std::int32_t& s0, std::int32_t& s1, std::int32_t& s2, std::int32_t& s3,
+                        const unsigned char*& q, const std::uint32_t*& x, std::uint32_t m) {
+  std::uint32_t le, lo, he, ho, w, t;
+#define POCKETLM_Q4_ROW(S)                        \
+  "ldr %[w], [%[q]], #4\n\t"                       \
+  "and %[t], %[m], %[w]\n\t"                      \
+  "smlad %[" S "], %[t], %[le], %[" S "]\n\t"     \
+  "and %[t], %[m], %[w], lsr #8\n\t"              \
+  "smlad %[" S "], %[t], %[lo], %[" S "]\n\t"     \
+  "and %[t], %[m], %[w], lsr #4\n\t"              \
+  "smlad %[" S "], %[t], %[he], %[" S "]\n\t"     \
+  "and %[t], %[m], %[w], lsr #12\n\t"             \
+  "smlad %[" S "], %[t], %[ho], %[" S "]\n\t"
+  __asm__(
+      "ldrd %[le], %[lo], [%[x]], #8\n\t"
+      "ldrd %[he], %[ho], [%[x]], #8\n\t"  //
+      POCKETLM_Q4_ROW("s0") POCKETLM_Q4_ROW("s1") POCKETLM_Q4_ROW("s2") POCKETLM_Q4_ROW("s3")
+      : [s0] "+r"(s0), [s1] "+r"(s1), [s2] "+r"(s2), [s3] "+r"(s3), [q] "+r"(q), [x] "+r"(x), [le] "=&r"(le),
+        [lo] "=&r"(lo), [he] "=&r"(he), [ho] "=&r"(ho), [w] "=&r"(w), [t] "=&r"(t)
+      : [m] "r"(m)
+      : "memory");
+#undef POCKETLM_Q4_ROW
+}
+
+// The 4 rows' fp16 scales of a block (4 halves at p) as floats: two words, each moved to the FPU
+// once and converted from its bottom and top half (VCVTB/VCVTT), 8 instructions for 12.
+inline void scales4(const unsigned char* p, float& d0, float& d1, float& d2, float& d3) {
+  const std::uint32_t a = load_word(p), b = load_word(p + 4);
+  float ha, hb;
+  __asm__(
+      "vmov %[ha], %[a]\n\t"
+      "vmov %[hb], %[b]\n\t"
+      "vcvtb.f32.f16 %[d0], %[ha]\n\t"
+      "vcvtt.f32.f16 %[d1], %[ha]\n\t"
+      "vcvtb.f32.f16 %[d2], %[hb]\n\t"
+      "vcvtt.f32.f16 %[d3], %[hb]"
+      : [d0] "=&t"(d0), [d1] "=&t"(d1), [d2] "=&t"(d2), [d3] "=&t"(d3), [ha] "=&t"(ha), [hb] "=&t"(hb)
+      : [a] "r"(a), [b] "r"(b));
+}
+
+// Blocks whose activation terms are made before the rows, per pass: each block's 16 pair words,
+// its 8 * sum(x) (the nibbles' offset of 8, the same for every row) and its scale as a float
+// (about 600 bytes of stack).
+constexpr int kQ4BlocksAPass = 8;
+
+// Rows [0, full) of Q4_0's 4-row interleave: per pass of up to kQ4BlocksAPass blocks, the
+// activation blocks' pairs, offsets and scales once; then per 4 rows and block, the 4 exact int32
+// sums (group4_q4_0), and acc = acc + (float)(isum - 8 * sum(x)) * (d_w * d_x) per row, blocks in
+// order, as the reference does. A row's accumulators wait in `out` between passes.
+void matmul_q4_0_rows4(float* out, const unsigned char* w, const unsigned char* xb, int n, int full) {
+  const int nb = n / 32;
+  const std::size_t row_bytes = static_cast<std::size_t>(nb) * kQ4_0BlockBytes;
+  constexpr std::uint32_t kOnes = 0x00010001u;  // (1, 1): SMLAD adds both lanes
+  alignas(8) std::uint32_t pairs[kQ4BlocksAPass * 16];
+  std::int32_t correction[kQ4BlocksAPass];
+  float dx[kQ4BlocksAPass];
+  for (int b0 = 0; b0 < nb; b0 += kQ4BlocksAPass) {
+    const int bn = nb - b0 < kQ4BlocksAPass ? nb - b0 : kQ4BlocksAPass;
+    for (int b = 0; b < bn; ++b) {
+      const unsigned char* xblk = xb + static_cast<std::size_t>(b0 + b) * kQ8_0BlockBytes;
+      std::int32_t sum = 0;
+      for (int t = 0; t < 4; ++t) {
+        const Pairs lo = signed_pairs(load_word(xblk + 2 + 4 * t)), hi = signed_pairs(load_word(xblk + 18 + 4 * t));
+        std::uint32_t* p = pairs + 16 * b + 4 * t;
+        p[0] = static_cast<std::uint32_t>(lo.even);
+        p[1] = static_cast<std::uint32_t>(lo.odd);
+        p[2] = static_cast<std::uint32_t>(hi.even);
+        p[3] = static_cast<std::uint32_t>(hi.odd);
+        sum = __smlad(hi.odd, kOnes, __smlad(hi.even, kOnes, __smlad(lo.odd, kOnes, __smlad(lo.even, kOnes, sum))));
+      }
+      correction[b] = 8 * sum;
+      dx[b] = half_to_float(xblk);
+    }
+    const std::uint32_t m = kNibbleLanes;
+    for (int r = 0; r < full; r += kLanes) {
+      const unsigned char* chunk =
+          w + static_cast<std::size_t>(r) * row_bytes + static_cast<std::size_t>(b0) * kLanes * kQ4_0BlockBytes;
+      float acc0 = 0.0f, acc1 = 0.0f, acc2 = 0.0f, acc3 = 0.0f;
+      if (b0 > 0) acc0 = out[r], acc1 = out[r + 1], acc2 = out[r + 2], acc3 = out[r + 3];
+      const std::uint32_t* x = pairs;
+      for (int b = 0; b < bn; ++b, chunk += kLanes * kQ4_0BlockBytes) {
+        const unsigned char* q = chunk + 2 * kLanes;
+        std::int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        for (int t = 0; t < 4; ++t) group4_q4_0(s0, s1, s2, s3, q, x, m);
+        float d0, d1, d2, d3;
+        scales4(chunk, d0, d1, d2, d3);
+        const std::int32_t c = correction[b];
+        const float db = dx[b];
+        acc0 = acc0 + static_cast<float>(s0 - c) * (d0 * db);
+        acc1 = acc1 + static_cast<float>(s1 - c) * (d1 * db);
+        acc2 = acc2 + static_cast<float>(s2 - c) * (d2 * db);
+        acc3 = acc3 + static_cast<float>(s3 - c) * (d3 * db);
+      }
+      out[r] = acc0;
+      out[r + 1] = acc1;
+      out[r + 2] = acc2;
+      out[r + 3] = acc3;
+    }
+  }
+}
+
+constexpr MatmulFn matmul_q8_0 = interleave4::matmul_interleaved4<false, matmul_q8_0_rows4>;
+constexpr MatmulFn matmul_q4_0 = interleave4::matmul_interleaved4<true, matmul_q4_0_rows4>;
 
 }  // namespace
 
@@ -207,8 +286,8 @@ const Kernels& cortex_m4_kernels() {
     Kernels k = tiled4_kernels();
     k.name = "cortex_m4";
     k.matmul[type_index(TensorType::kQ80)] = matmul_q80;
-    k.matmul[type_index(TensorType::kQ8_0)] = matmul_ggml<false>;
-    k.matmul[type_index(TensorType::kQ4_0)] = matmul_ggml<true>;
+    k.matmul[type_index(TensorType::kQ8_0)] = matmul_q8_0;
+    k.matmul[type_index(TensorType::kQ4_0)] = matmul_q4_0;
     return k;
   }();
   return kCortexM4;

@@ -34,7 +34,7 @@ function(firmware_device_header json_file output)
       list(APPEND ram_rows "{\"${tier_name}\", ${capacity}ull}")
     else()
       set(storage_name ${tier_name})
-      set(storage_capacity ${capacity})
+      set(storage_capacity "${capacity}")
       if(storage_capacity STREQUAL "" OR storage_capacity STREQUAL "null")
         set(storage_capacity 0)  # a memory stick's size is the card's: unlimited to the plan
       endif()
