@@ -230,6 +230,26 @@ test-bare-metal: check-bare-metal
 	for elf in $(BARE_METAL_BUILD)/src/ports/cortex_m/firmware_*; do \
 	  case $$elf in *.*) ;; *) scripts/check-soft-double $$elf || exit 1;; esac; done
 
+# The engine on the PSP's instruction set family, bare metal: a MIPS32 laid out as a PSP-1000
+# (src/ports/mips_psp: its 24 MiB heap holds the psp profile's tier, models read from the host as
+# from a memory stick) on QEMU's Malta board, single-float ABI with the PSP's FCR31 (0x0E00: a
+# trapping FP operation stops the case with its PC and cause), UHI semihosting, the freestanding
+# runtime (src/ports/freestanding: newlib's libm and gcc's soft-fp from Debian's source packages).
+# stories260K fp32 and q80 and synth15M q80 against llama2.c's tokens, a planted 0/0 that must
+# trap, instructions per token; the soft-double guard on its images; the runtime's arithmetic
+# against the host's. Needs g++-mipsel-linux-gnu qemu-system-mips newlib-source gcc-12-source.
+PSP_MIPS_BUILD ?= build-psp-mips
+.PHONY: test-psp-mips
+test-psp-mips: synth-models
+	cmake -S . -B $(PSP_MIPS_BUILD) -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=cmake/mipsel-psp-baremetal.cmake \
+	  -DPOCKETLM_FIRMWARE_SYNTH15M_Q80=$(abspath models/synth15M_q80.bin)
+	cmake --build $(PSP_MIPS_BUILD) -j$(JOBS)
+	scripts/run-firmware-golden $(PSP_MIPS_BUILD)
+	scripts/check-soft-double --self-test --isa mips
+	for elf in $(PSP_MIPS_BUILD)/src/ports/mips_psp/firmware_*; do \
+	  case $$elf in *.*) ;; *) scripts/check-soft-double $$elf || exit 1;; esac; done
+	scripts/ports/check-freestanding-runtime
+
 # The PSP and ESP-IDF ports built as far as they can be without their SDKs: the one source list,
 # partitions.csv by ESP-IDF's rules, the PSP Makefile's logic and its MIPS32 objects, the ESP
 # component's list, its guide's command and its Xtensa objects, all against stand-in SDK
@@ -266,7 +286,7 @@ check-llama-cpp: build
 	tests/llama_cpp/compare.sh $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(AARCH64_BUILD) $(MIPS_BUILD) $(SANITIZE_BUILD) $(BARE_METAL_BUILD)
+	rm -rf $(BUILD) $(AARCH64_BUILD) $(MIPS_BUILD) $(SANITIZE_BUILD) $(BARE_METAL_BUILD) $(PSP_MIPS_BUILD)
 
 # libFuzzer targets (fuzz/: clang, ASan + UBSan) over seeds cut from the shared models.
 # fuzz-smoke replays a fixed number of inputs per target from the fixed seeds (-seed=1; about

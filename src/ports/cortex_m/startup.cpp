@@ -8,7 +8,7 @@
 #include <cstring>
 
 #include "ports/cortex_m/instruction_clock.h"
-#include "ports/cortex_m/stack_watermark.h"
+#include "ports/firmware/stack_watermark.h"
 
 extern "C" {
 extern unsigned char __data_start[], __data_end[], __data_load[], __bss_start__[], __bss_end__[];

@@ -1,6 +1,8 @@
 # The firmware images every bare-metal board builds (board.h, firmware_main.cpp), included by a
 # board's CMakeLists.txt after it has set:
-#   POCKETLM_BOARD_SOURCES  its reset code, system calls and board.h implementation (with paths)
+#   POCKETLM_BOARD_SOURCES  its reset code, system calls and board.h implementation (with paths);
+#                           stack_watermark.cpp, shared, paints the stack between the linker
+#                           script's __stack_limit and __stack_top and reads its high-water mark
 #   POCKETLM_BOARD_KERNELS  its default backend (cortex_m4 on the M4F, tiled4 elsewhere)
 #   POCKETLM_FIRMWARE_DEVICE_DEFAULT  the device profile it is laid out like (esp32s3, psp)
 # and defined link_for_board(TARGET): its linker script, libraries and link options.
@@ -44,7 +46,7 @@ function(add_firmware_with name kernels mode model tokenizer prompt steps)
   configure_file(${POCKETLM_FIRMWARE_DIR}/images.S ${CMAKE_CURRENT_BINARY_DIR}/${name}_images.S COPYONLY)
   set(images ${CMAKE_CURRENT_BINARY_DIR}/${name}_images.S)
   add_executable(${name} ${POCKETLM_FIRMWARE_DIR}/firmware_main.cpp ${POCKETLM_FIRMWARE_DIR}/semihosting_storage.cpp
-                 ${POCKETLM_BOARD_SOURCES} ${images})
+                 ${POCKETLM_FIRMWARE_DIR}/stack_watermark.cpp ${POCKETLM_BOARD_SOURCES} ${images})
   if(mode STREQUAL "LINKED")
     set_source_files_properties(${images} PROPERTIES
       COMPILE_DEFINITIONS "POCKETLM_MODEL_PATH=\"${model}\";POCKETLM_TOKENIZER_PATH=\"${tokenizer}\""

@@ -1,9 +1,10 @@
-#include "ports/cortex_m/stack_watermark.h"
-
-#include "ports/firmware/board.h"
+#include "ports/firmware/stack_watermark.h"
 
 #include <cstdint>
 
+#include "ports/firmware/board.h"
+
+// The stack's ends, from the board's linker script.
 extern "C" unsigned char __stack_top[], __stack_limit[];
 
 namespace pocketlm::firmware {
@@ -14,9 +15,8 @@ constexpr std::uint32_t kPaint = 0xA5C3A5C3u;
 
 void paint_stack() {
   // Up to 64 bytes below this frame: the words above are in use right now.
-  std::uintptr_t sp = 0;
-  __asm volatile("mov %0, sp" : "=r"(sp));
-  for (std::uintptr_t a = reinterpret_cast<std::uintptr_t>(__stack_limit); a + 4 <= sp - 64; a += 4)
+  const auto frame = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
+  for (std::uintptr_t a = reinterpret_cast<std::uintptr_t>(__stack_limit); a + 4 <= frame - 64; a += 4)
     *reinterpret_cast<volatile std::uint32_t*>(a) = kPaint;
 }
 
