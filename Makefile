@@ -239,6 +239,7 @@ test-bare-metal: check-bare-metal
 # trap, instructions per token; the soft-double guard on its images; the runtime's arithmetic
 # against the host's. Needs g++-mipsel-linux-gnu qemu-system-mips newlib-source gcc-12-source.
 PSP_MIPS_BUILD ?= build-psp-mips
+XTENSA_BUILD ?= build-xtensa
 .PHONY: test-psp-mips
 test-psp-mips: synth-models
 	cmake -S . -B $(PSP_MIPS_BUILD) -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=cmake/mipsel-psp-baremetal.cmake \
@@ -260,10 +261,11 @@ check-ports: esp32-ple-model
 	scripts/check-ports $(BUILD)
 
 # Device tok/s estimates from counted instructions (bench/device/estimate): the firmware cases'
-# counts from the last test-bare-metal run, and, when `make test-mips` has built the mipsel CLI,
-# its instructions per token on the stories15M shape (qemu-mipsel with the counting plugin,
-# bench/device/insn_count.c; Debian's qemu-user package, the dynamic one: qemu-user-static
-# loads no plugins).
+# counts from the last runs of test-bare-metal (Thumb-2), test-xtensa and test-psp-mips (the
+# devices' own ISAs), and, when `make test-mips` has built the mipsel CLI, its instructions per
+# token on the stories15M shape (qemu-mipsel with the counting plugin, bench/device/insn_count.c;
+# Debian's qemu-user package, the dynamic one: qemu-user-static loads no plugins). A CPI is
+# fitted per set of ISAs, the devices' own and the stand-ins'.
 INSN_COUNT = $(BARE_METAL_BUILD)/libinsn_count.so
 $(INSN_COUNT): bench/device/insn_count.c
 	mkdir -p $(BARE_METAL_BUILD)
@@ -271,6 +273,7 @@ $(INSN_COUNT): bench/device/insn_count.c
 .PHONY: device-estimate
 device-estimate: $(INSN_COUNT)
 	bench/device/estimate --firmware $(BARE_METAL_BUILD) --host $(BUILD)/pocketlm --plugin $(INSN_COUNT) \
+	  $(foreach b,$(XTENSA_BUILD) $(PSP_MIPS_BUILD),$(if $(wildcard $(b)/firmware-results.json),--firmware $(b))) \
 	  $(if $(wildcard $(MIPS_BUILD)/pocketlm),--mips $(MIPS_BUILD)/pocketlm)
 
 # Decode and prefill tok/s of `pocketlm run` (greedy) per model in models/ and per backend this
