@@ -331,6 +331,13 @@ void expect_ggml_matmul_equal(const Kernels& ref, const Kernels& k, TensorType t
       k.matmul[type_index(type)](part.data(), rows_from(m, 32), act, d - 32);
       expect_same_bits(std::vector<float>(want.begin() + 32, want.end()), part, what + " from row 32");
     }
+    // The same weights at an address one byte past a word boundary (a backend that loads aligned
+    // words, tiled4's Q4_0, takes its bytewise path there).
+    std::vector<unsigned char> shifted(packed.size() + 1);
+    std::memcpy(shifted.data() + 1, packed.data(), packed.size());
+    std::vector<float> odd(static_cast<std::size_t>(d));
+    k.matmul[type_index(type)](odd.data(), Matrix{type, d, n, shifted.data() + 1, nullptr, 0, il}, act, d);
+    expect_same_bits(want, odd, what + " at an odd address");
     // Every row dequantizes to what the reference layout gives.
     std::vector<float> a(static_cast<std::size_t>(n)), b(static_cast<std::size_t>(n));
     for (int r : {0, d / 2, d - 1}) {

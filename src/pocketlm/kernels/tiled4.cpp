@@ -23,8 +23,10 @@
 //   each row does the reference's acc = acc + (float)isum * (d_w * d_x), blocks in order.
 // Ragged rows (d % 4) use the reference loops; rmsnorm, softmax and swiglu are the
 // reference ones (they are dominated by expf / sqrtf / powf and cosf / sinf calls).
+#include <bit>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 
 #include "pocketlm/kernels/interleave4_ggml.h"
@@ -282,6 +284,80 @@ void block_sums(std::int32_t* POCKETLM_RESTRICT isum, const unsigned char* POCKE
 template <bool kQ4>
 constexpr MatmulFn matmul_ggml = interleave4::matmul_interleaved4<kQ4, interleave4::matmul_rows4<kQ4, block_sums<kQ4>>>;
 
+// Q4_0 from whole words, for a 32-bit core without SIMD (the ESP32-S3's LX7, the PSP's MIPS):
+// the activation blocks' values widened to int16, 8 * sum(x) and the scale made once per pass
+// of blocks (not once per 4 rows); then a row's group word (4 bytes, 8 nibbles: byte i holds
+// value i low and 16 + i high) is loaded once and each nibble is a shift and a mask of it (one
+// EXTUI on Xtensa, UBFX on Arm) times an int16 activation. The sums are the exact int32 sums of
+// block_sums, the float accumulation matmul_rows4's. Little-endian words, 4-byte aligned
+// weights (the interleaved blocks of 4 rows are 72 bytes, so every group word is aligned when
+// the matrix is); otherwise block_sums's bytes.
+constexpr int kQ4BlocksAPass = 8;  // 512 bytes of int16 activations on the stack
+
+void matmul_q4_0_words(float* POCKETLM_RESTRICT out, const unsigned char* POCKETLM_RESTRICT w,
+                       const unsigned char* POCKETLM_RESTRICT xb, int n, int full) {
+  if (std::endian::native != std::endian::little || reinterpret_cast<std::uintptr_t>(w) % 4 != 0) {
+    interleave4::matmul_rows4<true, block_sums<true>>(out, w, xb, n, full);
+    return;
+  }
+  const int nb = n / 32;
+  const std::size_t row_bytes = static_cast<std::size_t>(nb) * kQ4_0BlockBytes;
+  std::int16_t xv[kQ4BlocksAPass * 32];
+  std::int32_t correction[kQ4BlocksAPass];
+  float dx[kQ4BlocksAPass];
+  for (int b0 = 0; b0 < nb; b0 += kQ4BlocksAPass) {
+    const int bn = nb - b0 < kQ4BlocksAPass ? nb - b0 : kQ4BlocksAPass;
+    for (int b = 0; b < bn; ++b) {
+      const unsigned char* xblk = xb + static_cast<std::size_t>(b0 + b) * kQ8_0BlockBytes;
+      const auto* xq = reinterpret_cast<const std::int8_t*>(xblk + 2);
+      std::int32_t sum = 0;
+      for (int i = 0; i < 32; ++i) {
+        xv[32 * b + i] = xq[i];
+        sum += xq[i];
+      }
+      correction[b] = 8 * sum;
+      dx[b] = fp16_to_fp32(load_fp16(xblk));
+    }
+    for (int r = 0; r < full; r += kLanes) {
+      const unsigned char* chunk =
+          w + static_cast<std::size_t>(r) * row_bytes + static_cast<std::size_t>(b0) * kLanes * kQ4_0BlockBytes;
+      float acc[kLanes] = {0.0f, 0.0f, 0.0f, 0.0f};
+      if (b0 > 0)
+        for (int k = 0; k < kLanes; ++k) acc[k] = out[r + k];
+      for (int b = 0; b < bn; ++b, chunk += kLanes * kQ4_0BlockBytes) {
+        const std::int16_t* x = xv + 32 * b;
+        const auto* q = static_cast<const std::uint32_t*>(__builtin_assume_aligned(chunk + 2 * kLanes, 4));
+        std::int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        for (int t = 0; t < 4; ++t, x += 4, q += 4) {
+          // Values 4t..4t+3 (the low nibbles), then 16+4t..16+4t+3 (the high ones).
+          const std::int32_t x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3];
+          const auto low = [&](std::uint32_t v) {
+            return static_cast<std::int32_t>(v & 15) * x0 + static_cast<std::int32_t>((v >> 8) & 15) * x1 +
+                   static_cast<std::int32_t>((v >> 16) & 15) * x2 + static_cast<std::int32_t>((v >> 24) & 15) * x3;
+          };
+          s0 += low(q[0]);
+          s1 += low(q[1]);
+          s2 += low(q[2]);
+          s3 += low(q[3]);
+          const std::int32_t x4 = x[16], x5 = x[17], x6 = x[18], x7 = x[19];
+          const auto high = [&](std::uint32_t v) {
+            return static_cast<std::int32_t>((v >> 4) & 15) * x4 + static_cast<std::int32_t>((v >> 12) & 15) * x5 +
+                   static_cast<std::int32_t>((v >> 20) & 15) * x6 + static_cast<std::int32_t>(v >> 28) * x7;
+          };
+          s0 += high(q[0]);
+          s1 += high(q[1]);
+          s2 += high(q[2]);
+          s3 += high(q[3]);
+        }
+        const std::int32_t isum[kLanes] = {s0 - correction[b], s1 - correction[b], s2 - correction[b], s3 - correction[b]};
+        for (int k = 0; k < kLanes; ++k)
+          acc[k] = acc[k] + static_cast<float>(isum[k]) * (fp16_to_fp32(load_fp16(chunk + 2 * k)) * dx[b]);
+      }
+      for (int k = 0; k < kLanes; ++k) out[r + k] = acc[k];
+    }
+  }
+}
+
 }  // namespace
 
 const Kernels& tiled4_kernels() {
@@ -293,7 +369,7 @@ const Kernels& tiled4_kernels() {
     k.interleave[type_index(TensorType::kF32)] = fixed_interleave<kLanes>;
     k.attention = attention;
     k.matmul[type_index(TensorType::kQ8_0)] = matmul_ggml<false>;
-    k.matmul[type_index(TensorType::kQ4_0)] = matmul_ggml<true>;
+    k.matmul[type_index(TensorType::kQ4_0)] = interleave4::matmul_interleaved4<true, matmul_q4_0_words>;
     k.interleave[type_index(TensorType::kQ8_0)] = fixed_interleave<kLanes>;
     k.interleave[type_index(TensorType::kQ4_0)] = fixed_interleave<kLanes>;
     return k;
