@@ -65,6 +65,16 @@ function(add_firmware_with name kernels mode model tokenizer prompt steps)
   firmware_target(${name})
 endfunction()
 
+# add_kernel_bench(NAME MODEL): the instructions each matrix of MODEL (read from the host) costs a
+# decode token, with the board's default backend and tiled4 (kernel_bench_main.cpp).
+function(add_kernel_bench name model)
+  add_executable(${name} ${POCKETLM_FIRMWARE_DIR}/kernel_bench_main.cpp ${POCKETLM_FIRMWARE_DIR}/semihosting_storage.cpp
+                 ${POCKETLM_FIRMWARE_DIR}/stack_watermark.cpp ${POCKETLM_BOARD_SOURCES})
+  target_compile_definitions(${name} PRIVATE POCKETLM_MODEL_HOST_FILE="${model}"
+                             POCKETLM_FIRMWARE_KERNELS="${POCKETLM_BOARD_KERNELS}")
+  firmware_target(${name})
+endfunction()
+
 # The include paths and options every firmware program compiles with, then the board's link.
 function(firmware_target name)
   target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR}/src ${CMAKE_CURRENT_BINARY_DIR}/generated)
