@@ -57,6 +57,23 @@ void matmul_rows4(float* out, const unsigned char* w, const unsigned char* xb, i
   }
 }
 
+// The activation terms of Q4_0 blocks [b0, b0 + bn), for backends that make them once per matmul
+// (a pass of blocks) instead of once per 4 rows: each block's 8 * sum(x) (the nibbles' offset of
+// 8, the same for every row) and its scale, and prep(b, xq) readies block b0 + b's 32 values for
+// the backend's sums. Each row then does the reference's
+//   acc = acc + (float)(isum - correction[b]) * (d_w * dx[b])
+// with isum the exact int32 sum of its stored nibbles (0..15) and the activations.
+template <class Prep>
+inline void q4_0_pass_terms(const unsigned char* xb, int b0, int bn, std::int32_t* correction, float* dx, Prep&& prep) {
+  for (int b = 0; b < bn; ++b) {
+    const unsigned char* xblk = xb + static_cast<std::size_t>(b0 + b) * kQ8_0BlockBytes;
+    const auto* xq = reinterpret_cast<const std::int8_t*>(xblk + 2);
+    correction[b] = 8 * block_sum(xq);
+    dx[b] = fp16_to_fp32(load_fp16(xblk));
+    prep(b, xq);
+  }
+}
+
 template <bool kQ4, RowsFn Rows>
 void matmul_interleaved4(float* out, const Matrix& w, const Activation& x, int rows) {
   const int full = w.interleave == kLanes ? rows / kLanes * kLanes : 0;

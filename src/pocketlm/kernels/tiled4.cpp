@@ -307,17 +307,9 @@ void matmul_q4_0_words(float* POCKETLM_RESTRICT out, const unsigned char* POCKET
   float dx[kQ4BlocksAPass];
   for (int b0 = 0; b0 < nb; b0 += kQ4BlocksAPass) {
     const int bn = nb - b0 < kQ4BlocksAPass ? nb - b0 : kQ4BlocksAPass;
-    for (int b = 0; b < bn; ++b) {
-      const unsigned char* xblk = xb + static_cast<std::size_t>(b0 + b) * kQ8_0BlockBytes;
-      const auto* xq = reinterpret_cast<const std::int8_t*>(xblk + 2);
-      std::int32_t sum = 0;
-      for (int i = 0; i < 32; ++i) {
-        xv[32 * b + i] = xq[i];
-        sum += xq[i];
-      }
-      correction[b] = 8 * sum;
-      dx[b] = fp16_to_fp32(load_fp16(xblk));
-    }
+    interleave4::q4_0_pass_terms(xb, b0, bn, correction, dx, [&](int b, const std::int8_t* xq) {
+      for (int i = 0; i < 32; ++i) xv[32 * b + i] = xq[i];
+    });
     for (int r = 0; r < full; r += kLanes) {
       const unsigned char* chunk =
           w + static_cast<std::size_t>(r) * row_bytes + static_cast<std::size_t>(b0) * kLanes * kQ4_0BlockBytes;
