@@ -230,6 +230,27 @@ test-bare-metal: check-bare-metal
 	for elf in $(BARE_METAL_BUILD)/src/ports/cortex_m/firmware_*; do \
 	  case $$elf in *.*) ;; *) scripts/check-soft-double $$elf || exit 1;; esac; done
 
+# The engine on the ESP32-S3's instruction set, bare metal: an Xtensa LX7 (windowed registers,
+# FPU) on QEMU's sim machine with the de233_fpu core (src/ports/xtensa_sim), laid out like an
+# ESP32-S3 (the esp32s3 profile's SRAM and PSRAM tiers as linker regions, the flash holding the
+# images; the PLE model read from the host through simcall semihosting), built with Debian's
+# clang-22 (src/ports/xtensa_sim/xtensa-clang mends LLVM 22's Xtensa miscompilations) and
+# binutils' ld, and the freestanding runtime. stories260K fp32 and q80 against llama2.c's tokens,
+# the ESP32-shaped PLE model against the host's reading <= 450 storage bytes a token, a planted
+# unaligned load that must fault, instructions per token (CCOUNT); the kernel benches; the
+# soft-double guard. Needs clang-22 llvm-22 libc++-22-dev picolibc-xtensa-lx106-elf
+# binutils-xtensa-lx106 gcc-xtensa-lx106 qemu-system-misc newlib-source gcc-12-source.
+.PHONY: test-xtensa
+test-xtensa: esp32-ple-model
+	POCKETLM_BINARY=$(BUILD)/pocketlm scripts/get-models --tests
+	cmake -S . -B $(XTENSA_BUILD) -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=cmake/xtensa-lx7.cmake \
+	  -DPOCKETLM_FIRMWARE_PLE_MODEL=$(abspath $(PLE_MODEL))
+	cmake --build $(XTENSA_BUILD) -j$(JOBS)
+	scripts/run-firmware-golden $(XTENSA_BUILD)
+	scripts/check-soft-double --self-test --isa xtensa
+	for elf in $(XTENSA_BUILD)/src/ports/xtensa_sim/firmware_*; do \
+	  case $$elf in *.*) ;; *) scripts/check-soft-double $$elf || exit 1;; esac; done
+
 # The engine on the PSP's instruction set family, bare metal: a MIPS32 laid out as a PSP-1000
 # (src/ports/mips_psp: its 24 MiB heap holds the psp profile's tier, models read from the host as
 # from a memory stick) on QEMU's Malta board, single-float ABI with the PSP's FCR31 (0x0E00: a
@@ -242,6 +263,7 @@ PSP_MIPS_BUILD ?= build-psp-mips
 XTENSA_BUILD ?= build-xtensa
 .PHONY: test-psp-mips
 test-psp-mips: synth-models
+	POCKETLM_BINARY=$(BUILD)/pocketlm scripts/get-models --tests
 	cmake -S . -B $(PSP_MIPS_BUILD) -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=cmake/mipsel-psp-baremetal.cmake \
 	  -DPOCKETLM_FIRMWARE_SYNTH15M_Q80=$(abspath models/synth15M_q80.bin)
 	cmake --build $(PSP_MIPS_BUILD) -j$(JOBS)
@@ -289,7 +311,7 @@ check-llama-cpp: build
 	tests/llama_cpp/compare.sh $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(AARCH64_BUILD) $(MIPS_BUILD) $(SANITIZE_BUILD) $(BARE_METAL_BUILD) $(PSP_MIPS_BUILD)
+	rm -rf $(BUILD) $(AARCH64_BUILD) $(MIPS_BUILD) $(SANITIZE_BUILD) $(BARE_METAL_BUILD) $(PSP_MIPS_BUILD) $(XTENSA_BUILD)
 
 # libFuzzer targets (fuzz/: clang, ASan + UBSan) over seeds cut from the shared models.
 # fuzz-smoke replays a fixed number of inputs per target from the fixed seeds (-seed=1; about

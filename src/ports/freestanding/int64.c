@@ -66,3 +66,8 @@ int64_t __muldi3(int64_t a, int64_t b) {
   const uint32_t cross = xl * yh + xh * yl;
   return (int64_t)(low + ((uint64_t)cross << 32));
 }
+
+/* Soft-fp's exception hook (sfp-machine.h): a board whose FPU flags the firmware checks while
+   some float operations are software (the Xtensa LX7's division) defines it; elsewhere they are
+   dropped, as soft doubles never reach a token's work (scripts/check-soft-double). */
+__attribute__((weak)) void pocketlm_soft_fp_raise(int flags) { (void)flags; }

@@ -3,9 +3,8 @@
    754 single and double operations the compiler calls where the FPU has none: every double on
    a single-precision FPU (the PSP's Allegrex, and the stand-in -msingle-float MIPS32) and on
    the Xtensa LX7, whose FP option has single precision only, and single-precision division on
-   the LX7 (LLVM calls __divsf3 there). Round to nearest even, no exception flags: nothing reads
-   them (the FPU's own flags are what the firmware checks, and soft doubles never reach a
-   token's work: scripts/check-soft-double). */
+   the LX7 (LLVM calls __divsf3 there). Round to nearest even; the trapping exceptions go to the
+   board (below). */
 #define _FP_W_TYPE_SIZE 32
 #define _FP_W_TYPE unsigned int
 #define _FP_WS_TYPE signed int
@@ -34,14 +33,26 @@
 
 #define _FP_TININESS_AFTER_ROUNDING 0
 
+/* The exceptions a PSP's FPU would trap on, as board.h numbers its FP flags, raised through the
+   board (pocketlm_soft_fp_raise: on the Xtensa LX7 into FSR, where float division is software
+   and the firmware's flag check must still see a 1/0; a weak no-op elsewhere, int64.c). Underflow
+   and inexact are not tracked (0: soft-fp then spends nothing on them). */
+#define FP_EX_INVALID 1
+#define FP_EX_DIVZERO 2
+#define FP_EX_OVERFLOW 4
+void pocketlm_soft_fp_raise(int flags);
+#define FP_HANDLE_EXCEPTIONS   \
+  do {                         \
+    if (_fex) pocketlm_soft_fp_raise(_fex); \
+  } while (0)
+
 #define __LITTLE_ENDIAN 1234
 #define __BIG_ENDIAN 4321
 #define __BYTE_ORDER __LITTLE_ENDIAN
 
 /* The primitives soft-fp would take from longlong.h, in plain C: two-word addition and
-   subtraction with carry, a 32 x 32 -> 64 product and a 64 / 32 division whose quotient fits 32
-   bits (soft-fp guarantees n1 < d). The 64-bit operations they use are the compiler's, or
-   int64.c's helpers. */
+   subtraction with carry, a 32 x 32 -> 64 product (the compiler's, or int64.c's __muldi3) and a
+   64 / 32 division whose quotient fits 32 bits. */
 #define add_ssaaaa(sh, sl, ah, al, bh, bl)                 \
   do {                                                     \
     unsigned int __sl = (unsigned int)(al) + (unsigned int)(bl); \
@@ -61,14 +72,49 @@
     (ph) = (unsigned int)(__p >> 32);                                          \
     (pl) = (unsigned int)__p;                                                  \
   } while (0)
-#define udiv_qrnnd(q, r, n1, n0, d)                                            \
-  do {                                                                         \
-    unsigned long long __n = ((unsigned long long)(n1) << 32) | (unsigned int)(n0); \
-    (q) = (unsigned int)(__n / (unsigned int)(d));                             \
-    (r) = (unsigned int)(__n % (unsigned int)(d));                             \
+/* (n1, n0) / d with d normalized (its top bit set: soft-fp shifts the divisor so before every
+   division) and n1 < d: two 16-bit quotient digits, each estimated from the top half of d by the
+   CPU's 32-bit division and corrected at most twice (Knuth's algorithm D for two digits). A
+   64-bit division through int64.c's shift loop would cost about 1,000 instructions. */
+static inline void pocketlm_udiv_qrnnd(unsigned int *q, unsigned int *r, unsigned int n1, unsigned int n0,
+                                       unsigned int d) {
+  const unsigned int dh = d >> 16, dl = d & 0xFFFFu;
+  unsigned int q1 = n1 / dh, r1 = n1 - q1 * dh, m = q1 * dl;
+  r1 = (r1 << 16) | (n0 >> 16);
+  if (r1 < m) {
+    --q1;
+    r1 += d;
+    if (r1 >= d && r1 < m) { /* no carry out of r1 + d: one more */
+      --q1;
+      r1 += d;
+    }
+  }
+  r1 -= m;
+  unsigned int q0 = r1 / dh, r0 = r1 - q0 * dh;
+  m = q0 * dl;
+  r0 = (r0 << 16) | (n0 & 0xFFFFu);
+  if (r0 < m) {
+    --q0;
+    r0 += d;
+    if (r0 >= d && r0 < m) {
+      --q0;
+      r0 += d;
+    }
+  }
+  *q = (q1 << 16) | q0;
+  *r = r0 - m;
+}
+#define udiv_qrnnd(q, r, n1, n0, d)                                      \
+  do {                                                                   \
+    unsigned int __q, __r;                                               \
+    pocketlm_udiv_qrnnd(&__q, &__r, (unsigned int)(n1), (unsigned int)(n0), (unsigned int)(d)); \
+    (q) = __q;                                                           \
+    (r) = __r;                                                           \
   } while (0)
-#define UDIV_NEEDS_NORMALIZATION 0
 
 /* eqdf2.c and its kin give one function two names (__eqdf2 and __nedf2, ...). */
 #define strong_alias(name, aliasname) _strong_alias(name, aliasname)
 #define _strong_alias(name, aliasname) extern __typeof(name) aliasname __attribute__((alias(#name)));
+
+/* Soft-fp's unreachable cases call abort() (cxx_runtime.cpp), which it does not declare. */
+void abort(void);
