@@ -23,7 +23,6 @@
 //   each row does the reference's acc = acc + (float)isum * (d_w * d_x), blocks in order.
 // Ragged rows (d % 4) use the reference loops; rmsnorm, softmax and swiglu are the
 // reference ones (they are dominated by expf / sqrtf / powf and cosf / sinf calls).
-#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -284,22 +283,18 @@ void block_sums(std::int32_t* POCKETLM_RESTRICT isum, const unsigned char* POCKE
 template <bool kQ4>
 constexpr MatmulFn matmul_ggml = interleave4::matmul_interleaved4<kQ4, interleave4::matmul_rows4<kQ4, block_sums<kQ4>>>;
 
-// Q4_0 from whole words, for a 32-bit core without SIMD (the ESP32-S3's LX7, the PSP's MIPS):
-// the activation blocks' values widened to int16, 8 * sum(x) and the scale made once per pass
-// of blocks (not once per 4 rows); then a row's group word (4 bytes, 8 nibbles: byte i holds
-// value i low and 16 + i high) is loaded once and each nibble is a shift and a mask of it (one
-// EXTUI on Xtensa, UBFX on Arm) times an int16 activation. The sums are the exact int32 sums of
-// block_sums, the float accumulation matmul_rows4's. Little-endian words, 4-byte aligned
-// weights (the interleaved blocks of 4 rows are 72 bytes, so every group word is aligned when
-// the matrix is); otherwise block_sums's bytes.
+// Q4_0 for a 32-bit core without SIMD (the ESP32-S3's LX7, the PSP's MIPS): the activation
+// blocks' values widened to int16 and their 8 * sum(x) and scales made once per pass of blocks
+// (interleave4::q4_0_pass_terms), not once per 4 rows; then per group, 4 activations held in
+// registers serve the 4 rows' low nibbles, the next 4 their high nibbles, each nibble a byte load
+// and a mask or a shift. (Whole 32-bit words with a shift and a mask per nibble cost fewer
+// instructions in principle, but LLVM 22's Xtensa code spilled the mask and counted 7.6 a
+// multiply-add, against 6.7 for bytes.) The sums are block_sums's exact int32s, the float
+// accumulation matmul_rows4's.
 constexpr int kQ4BlocksAPass = 8;  // 512 bytes of int16 activations on the stack
 
-void matmul_q4_0_words(float* POCKETLM_RESTRICT out, const unsigned char* POCKETLM_RESTRICT w,
+void matmul_q4_0_rows4(float* POCKETLM_RESTRICT out, const unsigned char* POCKETLM_RESTRICT w,
                        const unsigned char* POCKETLM_RESTRICT xb, int n, int full) {
-  if (std::endian::native != std::endian::little || reinterpret_cast<std::uintptr_t>(w) % 4 != 0) {
-    interleave4::matmul_rows4<true, block_sums<true>>(out, w, xb, n, full);
-    return;
-  }
   const int nb = n / 32;
   const std::size_t row_bytes = static_cast<std::size_t>(nb) * kQ4_0BlockBytes;
   std::int16_t xv[kQ4BlocksAPass * 32];
@@ -318,28 +313,27 @@ void matmul_q4_0_words(float* POCKETLM_RESTRICT out, const unsigned char* POCKET
         for (int k = 0; k < kLanes; ++k) acc[k] = out[r + k];
       for (int b = 0; b < bn; ++b, chunk += kLanes * kQ4_0BlockBytes) {
         const std::int16_t* x = xv + 32 * b;
-        const auto* q = static_cast<const std::uint32_t*>(__builtin_assume_aligned(chunk + 2 * kLanes, 4));
         std::int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-        for (int t = 0; t < 4; ++t, x += 4, q += 4) {
-          // Values 4t..4t+3 (the low nibbles), then 16+4t..16+4t+3 (the high ones).
+        const unsigned char* g = chunk + 2 * kLanes;
+        for (int t = 0; t < 4; ++t, x += 4, g += 16) {
           const std::int32_t x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3];
-          const auto low = [&](std::uint32_t v) {
-            return static_cast<std::int32_t>(v & 15) * x0 + static_cast<std::int32_t>((v >> 8) & 15) * x1 +
-                   static_cast<std::int32_t>((v >> 16) & 15) * x2 + static_cast<std::int32_t>((v >> 24) & 15) * x3;
+          const auto low = [&](const unsigned char* v) {
+            return static_cast<std::int32_t>(v[0] & 15) * x0 + static_cast<std::int32_t>(v[1] & 15) * x1 +
+                   static_cast<std::int32_t>(v[2] & 15) * x2 + static_cast<std::int32_t>(v[3] & 15) * x3;
           };
-          s0 += low(q[0]);
-          s1 += low(q[1]);
-          s2 += low(q[2]);
-          s3 += low(q[3]);
+          s0 += low(g);
+          s1 += low(g + 4);
+          s2 += low(g + 8);
+          s3 += low(g + 12);
           const std::int32_t x4 = x[16], x5 = x[17], x6 = x[18], x7 = x[19];
-          const auto high = [&](std::uint32_t v) {
-            return static_cast<std::int32_t>((v >> 4) & 15) * x4 + static_cast<std::int32_t>((v >> 12) & 15) * x5 +
-                   static_cast<std::int32_t>((v >> 20) & 15) * x6 + static_cast<std::int32_t>(v >> 28) * x7;
+          const auto high = [&](const unsigned char* v) {
+            return static_cast<std::int32_t>(v[0] >> 4) * x4 + static_cast<std::int32_t>(v[1] >> 4) * x5 +
+                   static_cast<std::int32_t>(v[2] >> 4) * x6 + static_cast<std::int32_t>(v[3] >> 4) * x7;
           };
-          s0 += high(q[0]);
-          s1 += high(q[1]);
-          s2 += high(q[2]);
-          s3 += high(q[3]);
+          s0 += high(g);
+          s1 += high(g + 4);
+          s2 += high(g + 8);
+          s3 += high(g + 12);
         }
         const std::int32_t isum[kLanes] = {s0 - correction[b], s1 - correction[b], s2 - correction[b], s3 - correction[b]};
         for (int k = 0; k < kLanes; ++k)
@@ -361,7 +355,7 @@ const Kernels& tiled4_kernels() {
     k.interleave[type_index(TensorType::kF32)] = fixed_interleave<kLanes>;
     k.attention = attention;
     k.matmul[type_index(TensorType::kQ8_0)] = matmul_ggml<false>;
-    k.matmul[type_index(TensorType::kQ4_0)] = interleave4::matmul_interleaved4<true, matmul_q4_0_words>;
+    k.matmul[type_index(TensorType::kQ4_0)] = interleave4::matmul_interleaved4<true, matmul_q4_0_rows4>;
     k.interleave[type_index(TensorType::kQ8_0)] = fixed_interleave<kLanes>;
     k.interleave[type_index(TensorType::kQ4_0)] = fixed_interleave<kLanes>;
     return k;
