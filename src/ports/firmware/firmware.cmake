@@ -75,6 +75,38 @@ function(add_kernel_bench name model)
   firmware_target(${name})
 endfunction()
 
+# add_stories260K_cases(MODEL_MODE): llama2.c's golden cases every board runs, stories260K fp32 with
+# a prompt (s260K_greedy_layla) and q80 at group size 4 without (s260Kq80_greedy_noprompt), the
+# models LINKED or read from the HOST_FILE, and the q80 model's kernel bench. Sets tok512,
+# stories260K and stories260K_q80 (the files' paths) for the board's planted cases.
+macro(add_stories260K_cases mode)
+  find_model(tok512 tok512.bin)
+  find_model(stories260K stories260K.bin)
+  find_model(stories260K_q80 stories260K_q80.bin)
+  add_firmware(firmware_s260K_greedy_layla ${mode} "${stories260K}" "${tok512}"
+               "Once upon a time, there was a little girl named Layla" 64)
+  add_firmware(firmware_s260Kq80_greedy_noprompt ${mode} "${stories260K_q80}" "${tok512}" "" 200)
+  add_kernel_bench(kernelbench_s260Kq80 "${stories260K_q80}")
+endmacro()
+
+# add_esp32_ple_case(): the ESP32-shaped PLE model (`pocketlm synth esp32-ple --seed 42`, then
+# `convert --type q4_0 --tensor-type ple_table=iq4_xs`; `make esp32-ple-model` makes it with the host
+# build) against the host's tokens, its 15 MB read from the host: the per-layer table stays in the
+# flash tier, one 408-byte row read per token; with Llama 2's tokenizer (linked in, and counted in
+# the flash by the plan) it fits the 16 MiB. And its kernel bench. Only when
+# POCKETLM_FIRMWARE_PLE_MODEL names the file.
+function(add_esp32_ple_case)
+  set(POCKETLM_FIRMWARE_PLE_MODEL "" CACHE FILEPATH "esp32-ple_iq4xs.gguf; empty: no PLE firmware")
+  if(NOT POCKETLM_FIRMWARE_PLE_MODEL)
+    message(STATUS "POCKETLM_FIRMWARE_PLE_MODEL is not set: no firmware for the ESP32-shaped PLE model")
+    return()
+  endif()
+  find_model(tokenizer32k tokenizer.bin)
+  add_firmware(firmware_esp32ple_iq4xs_greedy HOST_FILE "${POCKETLM_FIRMWARE_PLE_MODEL}" "${tokenizer32k}"
+               "Once upon a time" 24)
+  add_kernel_bench(kernelbench_esp32ple_iq4xs "${POCKETLM_FIRMWARE_PLE_MODEL}")
+endfunction()
+
 # The include paths and options every firmware program compiles with, then the board's link.
 function(firmware_target name)
   target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR}/src ${CMAKE_CURRENT_BINARY_DIR}/generated)

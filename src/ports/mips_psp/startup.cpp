@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "ports/firmware/fault_line.h"
 #include "ports/firmware/stack_watermark.h"
 #include "ports/mips_psp/uhi.h"
 
@@ -42,27 +43,6 @@ const char* cause_name(unsigned code) {
   }
 }
 
-// The report is built by hand: the formatter (and anything else) may be what failed.
-struct Line {
-  char text[160];
-  std::size_t length = 0;
-  void add(const char* s) {
-    while (*s && length < sizeof text) text[length++] = *s++;
-  }
-  void add_hex(std::uint32_t v) {
-    add("0x");
-    for (int shift = 28; shift >= 0; shift -= 4) {
-      if (length < sizeof text) text[length++] = "0123456789abcdef"[(v >> shift) & 0xF];
-    }
-  }
-  void add_decimal(unsigned v) {
-    char digits[10];
-    int n = 0;
-    do digits[n++] = static_cast<char>('0' + v % 10); while ((v /= 10) != 0);
-    while (n > 0 && length < sizeof text) text[length++] = digits[--n];
-  }
-};
-
 }  // namespace
 
 extern "C" [[noreturn]] void mips_psp_start() {
@@ -76,22 +56,12 @@ extern "C" [[noreturn]] void mips_psp_start() {
 extern "C" [[noreturn]] void mips_psp_exception(std::uint32_t cause, std::uint32_t epc, std::uint32_t fcsr,
                                                 std::uint32_t bad_address) {
   const unsigned code = (cause >> 2) & 0x1F;
-  Line line;
-  line.add("error: ");
-  line.add(cause_name(code));
-  line.add(" (ExcCode ");
-  line.add_decimal(code);
-  line.add(") at EPC ");
-  line.add_hex(epc);
-  line.add(" (FCSR ");
-  line.add_hex(fcsr);
-  line.add(")");
-  if (cause & (1u << 31)) line.add(", in a branch delay slot");  // Cause.BD: EPC is the branch
-  if (code >= 1 && code <= 5) {  // TLB and address errors: the address that faulted
-    line.add(", address ");
-    line.add_hex(bad_address);
-  }
-  line.add("\n");
+  pocketlm::firmware::FaultLine line;
+  line.put("error: ").put(cause_name(code)).put(" (ExcCode ").dec(code).put(") at EPC ").hex(epc);
+  line.put(" (FCSR ").hex(fcsr).put(")");
+  if (cause & (1u << 31)) line.put(", in a branch delay slot");  // Cause.BD: EPC is the branch
+  if (code >= 1 && code <= 5) line.put(", address ").hex(bad_address);  // TLB and address errors
+  line.put("\n");
   mips_psp_uhi(kUhiWrite, 1, reinterpret_cast<long>(line.text), static_cast<long>(line.length));
   mips_psp_uhi(kUhiExit, 1, 0, 0);
   for (;;) {

@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include "ports/firmware/fault_line.h"
 #include "ports/firmware/stack_watermark.h"
 
 extern "C" {
@@ -46,25 +47,6 @@ const char *cause_name(std::uint32_t cause) {
   }
 }
 
-// The reporter formats by hand: it must not depend on the runtime whose fault it may report.
-struct Line {
-  char text[160];
-  std::size_t n = 0;
-  void put(const char *s) {
-    while (*s && n < sizeof text) text[n++] = *s++;
-  }
-  void dec(std::uint32_t v) {
-    char d[10];
-    int k = 0;
-    do d[k++] = static_cast<char>('0' + v % 10); while ((v /= 10) != 0);
-    while (k > 0 && n < sizeof text) text[n++] = d[--k];
-  }
-  void hex(std::uint32_t v) {
-    put("0x");
-    for (int shift = 28; shift >= 0 && n < sizeof text; shift -= 4) text[n++] = "0123456789abcdef"[(v >> shift) & 15];
-  }
-};
-
 }  // namespace
 
 extern "C" [[noreturn]] void xtensa_reset() {
@@ -79,18 +61,12 @@ extern "C" [[noreturn]] void xtensa_reset() {
 // EXCVADDR.
 extern "C" [[noreturn]] void xtensa_fatal(std::uint32_t vector, std::uint32_t cause, std::uint32_t pc,
                                           std::uint32_t vaddr) {
-  Line line;
+  pocketlm::firmware::FaultLine line;
   line.put("error: ");
   if (vector == 2) line.put("double exception: ");
   if (vector == 4) line.put("interrupt: ");
-  line.put(cause_name(cause));
-  line.put(" (EXCCAUSE ");
-  line.dec(cause);
-  line.put(") at PC ");
-  line.hex(pc);
-  line.put(" (EXCVADDR ");
-  line.hex(vaddr);
-  line.put(")\n");
-  write(1, line.text, line.n);
+  line.put(cause_name(cause)).put(" (EXCCAUSE ").dec(cause).put(") at PC ").hex(pc);
+  line.put(" (EXCVADDR ").hex(vaddr).put(")\n");
+  write(1, line.text, line.length);
   _exit(1);
 }
