@@ -21,6 +21,9 @@
 //   (quant/block_interleave.h): one pass over a block's bytes gives the exact int32 sums of 4
 //   rows (Q4_0 multiplies the nibbles q + 8 and subtracts 8 * the activation block's sum), then
 //   each row does the reference's acc = acc + (float)isum * (d_w * d_x), blocks in order.
+// - IQ4_XS: the same 4-row interleave (head2 = 2): per sub-block one pass over its nibble bytes
+//   looks each up in the 16-entry grid and gives the 4 rows' exact int32 sums, then each row
+//   does the reference's dl = d * (float)(ls - 32), acc = acc + (float)isum * (dl * d_x).
 // Ragged rows (d % 4) use the reference loops; rmsnorm, softmax and swiglu are the
 // reference ones (they are dominated by expf / sqrtf / powf and cosf / sinf calls).
 #include <cmath>
@@ -30,6 +33,7 @@
 #include "pocketlm/kernels/interleave4_ggml.h"
 #include "pocketlm/kernels/reference.h"
 #include "pocketlm/quant/fp16.h"
+#include "pocketlm/quant/iq4_xs.h"
 #include "pocketlm/quant/q4_0.h"
 #include "pocketlm/quant/q8_0.h"
 #include "pocketlm/quant/q80.h"
@@ -282,6 +286,27 @@ void block_sums(std::int32_t* POCKETLM_RESTRICT isum, const unsigned char* POCKE
 template <bool kQ4>
 constexpr MatmulFn matmul_ggml = interleave4::matmul_interleaved4<kQ4, interleave4::matmul_rows4<kQ4, block_sums<kQ4>>>;
 
+// IQ4_XS: the 4 rows' int32 sums of one sub-block, each nibble's grid value looked up in the
+// 16-entry table (no multiply-free form exists: the grid is not linear in the nibble).
+void iq4_xs_sub_sums(std::int32_t* POCKETLM_RESTRICT isum, const unsigned char* POCKETLM_RESTRICT q,
+                     const std::int8_t* POCKETLM_RESTRICT xq) {
+  for (int t = 0; t < 4; ++t) {
+    const unsigned char* v = q + 16 * t;  // 4 rows x 4 bytes
+    for (int k = 0; k < kLanes; ++k) {
+      std::int32_t s = 0;
+      for (int i = 0; i < 4; ++i) {
+        const unsigned char byte = v[4 * k + i];
+        s += static_cast<std::int32_t>(kIQ4NLValues[byte & 0x0F]) * xq[4 * t + i] +
+             static_cast<std::int32_t>(kIQ4NLValues[byte >> 4]) * xq[16 + 4 * t + i];
+      }
+      isum[k] += s;
+    }
+  }
+}
+
+constexpr MatmulFn matmul_iq4_xs =
+    interleave4::matmul_iq4_xs_interleaved4<interleave4::matmul_iq4_xs_rows4<iq4_xs_sub_sums>>;
+
 }  // namespace
 
 const Kernels& tiled4_kernels() {
@@ -296,6 +321,8 @@ const Kernels& tiled4_kernels() {
     k.matmul[type_index(TensorType::kQ4_0)] = matmul_ggml<true>;
     k.interleave[type_index(TensorType::kQ8_0)] = fixed_interleave<kLanes>;
     k.interleave[type_index(TensorType::kQ4_0)] = fixed_interleave<kLanes>;
+    k.matmul[type_index(TensorType::kIQ4_XS)] = matmul_iq4_xs;
+    k.interleave[type_index(TensorType::kIQ4_XS)] = fixed_interleave<kLanes>;
     return k;
   }();
   return kTiled4;
