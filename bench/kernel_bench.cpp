@@ -1,13 +1,15 @@
 // Kernel microbenchmarks at the stories15M shapes (dim 288, hidden_dim 768, vocab 32000):
 // matmul fp32, llama2.c q80 (GS 32) and the GGUF block types Q8_0 and Q4_0 for every backend in
-// this build, and the exp slot over a vocabulary's softmax. Reports multiply-adds per
-// second (MAC/s) and weight bytes streamed per second.
+// this build, q80 batched as prefill runs it (a block of 64 tokens per weight read), and the exp
+// slot over a vocabulary's softmax. Reports multiply-adds per second (MAC/s) and weight bytes
+// streamed per second.
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
 #include <cstring>
 #include <vector>
 
+#include "pocketlm/kernels/batch.h"
 #include "pocketlm/kernels/kernels.h"
 #include "pocketlm/quant/q4_0.h"
 #include "pocketlm/quant/q8_0.h"
@@ -62,6 +64,29 @@ void BM_MatmulQ80(benchmark::State& state, const Kernels* k) {
     benchmark::DoNotOptimize(out.data());
   }
   set_counters(state, double(d) * n, double(d) * n * (1.0 + 4.0 / gs));
+}
+
+// The batched q80 matmul (kernels/batch.h) over 64 tokens, prefill's block: MAC/s over all the
+// tokens, bytes/s the weights read once per call.
+void BM_MatmulQ80Batch(benchmark::State& state, const Kernels* k) {
+  constexpr int kTokens = 64;
+  const int d = static_cast<int>(state.range(0)), n = static_cast<int>(state.range(1));
+  const int gs = 32;
+  auto wf = random_floats(static_cast<std::size_t>(d) * n, 1);
+  auto xf = random_floats(static_cast<std::size_t>(n) * kTokens, 2);
+  std::vector<std::int8_t> wq(wf.size()), xq(xf.size());
+  std::vector<float> ws(wf.size() / gs), xs(xf.size() / gs), out(static_cast<std::size_t>(d) * kTokens);
+  const QuantizeFn quantize = k->quantize_act[type_index(TensorType::kQ80)];
+  quantize(wf.data(), static_cast<int>(wf.size()), gs, wq.data(), ws.data());
+  quantize(xf.data(), n * kTokens, gs, xq.data(), xs.data());
+  const Matrix m{TensorType::kQ80, d, n, wq.data(), ws.data(), gs, interleave_of(*k, TensorType::kQ80, gs)};
+  const ActivationBatch a{xq.data(), xs.data(), n, gs, kTokens, static_cast<std::size_t>(n),
+                          static_cast<std::size_t>(n / gs)};
+  for (auto _ : state) {
+    matmul_batch(*k, out.data(), static_cast<std::size_t>(d), m, a, d);
+    benchmark::DoNotOptimize(out.data());
+  }
+  set_counters(state, double(d) * n * kTokens, double(d) * n * (1.0 + 4.0 / gs));
 }
 
 // Q8_0 or Q4_0 weights (quantized from random floats, interleaved as the backend reads them)
@@ -121,6 +146,8 @@ int register_all() {
     if (!k) continue;
     benchmark::RegisterBenchmark((std::string("matmul_f32/") + *name).c_str(), BM_MatmulF32, k)->Apply(shapes);
     benchmark::RegisterBenchmark((std::string("matmul_q80/") + *name).c_str(), BM_MatmulQ80, k)->Apply(shapes);
+    benchmark::RegisterBenchmark((std::string("matmul_q80_batch/") + *name).c_str(), BM_MatmulQ80Batch, k)
+        ->Apply(shapes);
     benchmark::RegisterBenchmark((std::string("matmul_q8_0/") + *name).c_str(), BM_MatmulGgml, k, TensorType::kQ8_0)
         ->Apply(shapes);
     benchmark::RegisterBenchmark((std::string("matmul_q4_0/") + *name).c_str(), BM_MatmulGgml, k, TensorType::kQ4_0)
