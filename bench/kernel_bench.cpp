@@ -11,6 +11,7 @@
 
 #include "pocketlm/kernels/batch.h"
 #include "pocketlm/kernels/kernels.h"
+#include "pocketlm/quant/iq4_xs.h"
 #include "pocketlm/quant/q4_0.h"
 #include "pocketlm/quant/q8_0.h"
 
@@ -89,7 +90,7 @@ void BM_MatmulQ80Batch(benchmark::State& state, const Kernels* k) {
   set_counters(state, double(d) * n * kTokens, double(d) * n * (1.0 + 4.0 / gs));
 }
 
-// Q8_0 or Q4_0 weights (quantized from random floats, interleaved as the backend reads them)
+// Q8_0, Q4_0 or IQ4_XS weights (quantized from random floats, interleaved as the backend reads them)
 // times Q8_0 activations.
 void BM_MatmulGgml(benchmark::State& state, const Kernels* k, TensorType type) {
   const int d = static_cast<int>(state.range(0)), n = static_cast<int>(state.range(1));
@@ -100,6 +101,8 @@ void BM_MatmulGgml(benchmark::State& state, const Kernels* k, TensorType type) {
   std::vector<unsigned char> x(static_cast<std::size_t>(n / 32) * kQ8_0BlockBytes);
   if (type == TensorType::kQ4_0)
     quantize_q4_0(wf.data(), wf.size(), w.data());
+  else if (type == TensorType::kIQ4_XS)
+    quantize_iq4_xs(wf.data(), wf.size(), w.data());
   else
     quantize_q8_0(wf.data(), wf.size(), w.data());
   k->quantize_act[type_index(TensorType::kQ8_0)](xf.data(), n, 32, x.data(), nullptr);
@@ -139,6 +142,11 @@ void BM_Exp(benchmark::State& state, const Kernels* k) {
 void shapes(benchmark::internal::Benchmark* b) {
   b->Args({288, 288})->Args({768, 288})->Args({288, 768})->Args({32000, 288});
 }
+// IQ4_XS needs rows of whole 256-value super-blocks: the stories110M shapes (dim 768, hidden_dim
+// 2048) instead.
+void shapes256(benchmark::internal::Benchmark* b) {
+  b->Args({768, 768})->Args({2048, 768})->Args({768, 2048});
+}
 
 int register_all() {
   for (const char* const* name = pocketlm::kernel_names(); *name; ++name) {
@@ -152,6 +160,8 @@ int register_all() {
         ->Apply(shapes);
     benchmark::RegisterBenchmark((std::string("matmul_q4_0/") + *name).c_str(), BM_MatmulGgml, k, TensorType::kQ4_0)
         ->Apply(shapes);
+    benchmark::RegisterBenchmark((std::string("matmul_iq4_xs/") + *name).c_str(), BM_MatmulGgml, k, TensorType::kIQ4_XS)
+        ->Apply(shapes256);
     benchmark::RegisterBenchmark((std::string("exp/") + *name).c_str(), BM_Exp, k)->Arg(32000);
   }
   benchmark::RegisterBenchmark("exp/copy_only", BM_Exp, nullptr)->Arg(32000);

@@ -287,20 +287,20 @@ template <bool kQ4>
 constexpr MatmulFn matmul_ggml = interleave4::matmul_interleaved4<kQ4, interleave4::matmul_rows4<kQ4, block_sums<kQ4>>>;
 
 // IQ4_XS: the 4 rows' int32 sums of one sub-block, each nibble's grid value looked up in the
-// 16-entry table (no multiply-free form exists: the grid is not linear in the nibble).
+// 16-entry table (the grid is not linear in the nibble), a row at a time over its 4 groups of 4
+// bytes. (Rows inside the column loop, sharing each activation load, let GCC unroll the whole
+// nest and spill the weight bytes, each reloaded wider than stored: a stall per byte on x86.)
 void iq4_xs_sub_sums(std::int32_t* POCKETLM_RESTRICT isum, const unsigned char* POCKETLM_RESTRICT q,
                      const std::int8_t* POCKETLM_RESTRICT xq) {
-  for (int t = 0; t < 4; ++t) {
-    const unsigned char* v = q + 16 * t;  // 4 rows x 4 bytes
-    for (int k = 0; k < kLanes; ++k) {
-      std::int32_t s = 0;
-      for (int i = 0; i < 4; ++i) {
-        const unsigned char byte = v[4 * k + i];
-        s += static_cast<std::int32_t>(kIQ4NLValues[byte & 0x0F]) * xq[4 * t + i] +
-             static_cast<std::int32_t>(kIQ4NLValues[byte >> 4]) * xq[16 + 4 * t + i];
-      }
-      isum[k] += s;
+  for (int k = 0; k < kLanes; ++k) {
+    std::int32_t s = 0;
+    for (int t = 0; t < 4; ++t) {
+      const unsigned char* v = q + 16 * t + 4 * k;  // row k's 4 bytes of group t
+      for (int i = 0; i < 4; ++i)
+        s += static_cast<std::int32_t>(kIQ4NLValues[v[i] & 0x0F]) * xq[4 * t + i] +
+             static_cast<std::int32_t>(kIQ4NLValues[v[i] >> 4]) * xq[16 + 4 * t + i];
     }
+    isum[k] += s;
   }
 }
 
