@@ -1,7 +1,7 @@
 // Kernel microbenchmarks at the stories15M shapes (dim 288, hidden_dim 768, vocab 32000):
-// matmul fp32, llama2.c q80 (GS 32) and the GGUF block types Q8_0 and Q4_0 for every backend in
-// this build, q80 batched as prefill runs it (a block of 64 tokens per weight read), and the exp
-// slot over a vocabulary's softmax. Reports multiply-adds per second (MAC/s) and weight bytes
+// matmul fp32, llama2.c q80 (GS 32) and the GGUF block types Q8_0 and Q4_0 (IQ4_XS at the
+// stories110M shapes) for every backend in this build, q80 batched as prefill runs it (a block of
+// 64 tokens per weight read), and the exp slot over a vocabulary's softmax. Reports multiply-adds per second (MAC/s) and weight bytes
 // streamed per second.
 #include <benchmark/benchmark.h>
 
