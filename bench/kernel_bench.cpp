@@ -1,14 +1,17 @@
 // Kernel microbenchmarks at the stories15M shapes (dim 288, hidden_dim 768, vocab 32000):
-// matmul fp32, llama2.c q80 (GS 32) and the GGUF block types Q8_0 and Q4_0 for every backend in
-// this build, and the exp slot over a vocabulary's softmax. Reports multiply-adds per
-// second (MAC/s) and weight bytes streamed per second.
+// matmul fp32, llama2.c q80 (GS 32) and the GGUF block types Q8_0 and Q4_0 (IQ4_XS at the
+// stories110M shapes) for every backend in this build, q80 batched as prefill runs it (a block of
+// 64 tokens per weight read), and the exp slot over a vocabulary's softmax. Reports multiply-adds per second (MAC/s) and weight bytes
+// streamed per second.
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
 #include <cstring>
 #include <vector>
 
+#include "pocketlm/kernels/batch.h"
 #include "pocketlm/kernels/kernels.h"
+#include "pocketlm/quant/iq4_xs.h"
 #include "pocketlm/quant/q4_0.h"
 #include "pocketlm/quant/q8_0.h"
 
@@ -64,7 +67,30 @@ void BM_MatmulQ80(benchmark::State& state, const Kernels* k) {
   set_counters(state, double(d) * n, double(d) * n * (1.0 + 4.0 / gs));
 }
 
-// Q8_0 or Q4_0 weights (quantized from random floats, interleaved as the backend reads them)
+// The batched q80 matmul (kernels/batch.h) over 64 tokens, prefill's block: MAC/s over all the
+// tokens, bytes/s the weights read once per call.
+void BM_MatmulQ80Batch(benchmark::State& state, const Kernels* k) {
+  constexpr int kTokens = 64;
+  const int d = static_cast<int>(state.range(0)), n = static_cast<int>(state.range(1));
+  const int gs = 32;
+  auto wf = random_floats(static_cast<std::size_t>(d) * n, 1);
+  auto xf = random_floats(static_cast<std::size_t>(n) * kTokens, 2);
+  std::vector<std::int8_t> wq(wf.size()), xq(xf.size());
+  std::vector<float> ws(wf.size() / gs), xs(xf.size() / gs), out(static_cast<std::size_t>(d) * kTokens);
+  const QuantizeFn quantize = k->quantize_act[type_index(TensorType::kQ80)];
+  quantize(wf.data(), static_cast<int>(wf.size()), gs, wq.data(), ws.data());
+  quantize(xf.data(), n * kTokens, gs, xq.data(), xs.data());
+  const Matrix m{TensorType::kQ80, d, n, wq.data(), ws.data(), gs, interleave_of(*k, TensorType::kQ80, gs)};
+  const ActivationBatch a{xq.data(), xs.data(), n, gs, kTokens, static_cast<std::size_t>(n),
+                          static_cast<std::size_t>(n / gs)};
+  for (auto _ : state) {
+    matmul_batch(*k, out.data(), static_cast<std::size_t>(d), m, a, d);
+    benchmark::DoNotOptimize(out.data());
+  }
+  set_counters(state, double(d) * n * kTokens, double(d) * n * (1.0 + 4.0 / gs));
+}
+
+// Q8_0, Q4_0 or IQ4_XS weights (quantized from random floats, interleaved as the backend reads them)
 // times Q8_0 activations.
 void BM_MatmulGgml(benchmark::State& state, const Kernels* k, TensorType type) {
   const int d = static_cast<int>(state.range(0)), n = static_cast<int>(state.range(1));
@@ -75,6 +101,8 @@ void BM_MatmulGgml(benchmark::State& state, const Kernels* k, TensorType type) {
   std::vector<unsigned char> x(static_cast<std::size_t>(n / 32) * kQ8_0BlockBytes);
   if (type == TensorType::kQ4_0)
     quantize_q4_0(wf.data(), wf.size(), w.data());
+  else if (type == TensorType::kIQ4_XS)
+    quantize_iq4_xs(wf.data(), wf.size(), w.data());
   else
     quantize_q8_0(wf.data(), wf.size(), w.data());
   k->quantize_act[type_index(TensorType::kQ8_0)](xf.data(), n, 32, x.data(), nullptr);
@@ -114,6 +142,11 @@ void BM_Exp(benchmark::State& state, const Kernels* k) {
 void shapes(benchmark::internal::Benchmark* b) {
   b->Args({288, 288})->Args({768, 288})->Args({288, 768})->Args({32000, 288});
 }
+// IQ4_XS needs rows of whole 256-value super-blocks: the stories110M shapes (dim 768, hidden_dim
+// 2048) instead.
+void shapes256(benchmark::internal::Benchmark* b) {
+  b->Args({768, 768})->Args({2048, 768})->Args({768, 2048});
+}
 
 int register_all() {
   for (const char* const* name = pocketlm::kernel_names(); *name; ++name) {
@@ -121,10 +154,14 @@ int register_all() {
     if (!k) continue;
     benchmark::RegisterBenchmark((std::string("matmul_f32/") + *name).c_str(), BM_MatmulF32, k)->Apply(shapes);
     benchmark::RegisterBenchmark((std::string("matmul_q80/") + *name).c_str(), BM_MatmulQ80, k)->Apply(shapes);
+    benchmark::RegisterBenchmark((std::string("matmul_q80_batch/") + *name).c_str(), BM_MatmulQ80Batch, k)
+        ->Apply(shapes);
     benchmark::RegisterBenchmark((std::string("matmul_q8_0/") + *name).c_str(), BM_MatmulGgml, k, TensorType::kQ8_0)
         ->Apply(shapes);
     benchmark::RegisterBenchmark((std::string("matmul_q4_0/") + *name).c_str(), BM_MatmulGgml, k, TensorType::kQ4_0)
         ->Apply(shapes);
+    benchmark::RegisterBenchmark((std::string("matmul_iq4_xs/") + *name).c_str(), BM_MatmulGgml, k, TensorType::kIQ4_XS)
+        ->Apply(shapes256);
     benchmark::RegisterBenchmark((std::string("exp/") + *name).c_str(), BM_Exp, k)->Arg(32000);
   }
   benchmark::RegisterBenchmark("exp/copy_only", BM_Exp, nullptr)->Arg(32000);

@@ -7,14 +7,21 @@
 //   exact int32 sums of the stored bytes (Q4_0: the nibbles 0..15) with the block's activations;
 //   then each row does the reference's acc = acc + (float)(isum - 8 * sum(x) for Q4_0) * (d_w *
 //   d_x), blocks in order. The integer sums are exact in any order, so any Sums is exact.
+// - matmul_iq4_xs_rows4<SubSums>: the same for IQ4_XS (interleaved with head2 = 2: per
+//   super-block the 4 rows' d, scales_h, scales_l, then 32 groups of 4 rows x 4 nibble bytes);
+//   SubSums gives the 4 exact int32 sums of one sub-block's grid values with its activations,
+//   then each row does the reference's dl = d * (float)(ls - 32) and acc = acc + (float)isum *
+//   (dl * d_x), sub-blocks in order.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "pocketlm/kernels/kernels.h"
 #include "pocketlm/kernels/reference.h"
 #include "pocketlm/quant/fp16.h"
+#include "pocketlm/quant/iq4_xs.h"
 #include "pocketlm/quant/q4_0.h"
 #include "pocketlm/quant/q8_0.h"
 
@@ -79,6 +86,65 @@ void matmul_interleaved4(float* out, const Matrix& w, const Activation& x, int r
   const int full = w.interleave == kLanes ? rows / kLanes * kLanes : 0;
   Rows(out, static_cast<const unsigned char*>(w.values), static_cast<const unsigned char*>(x.values), w.cols, full);
   reference::matmul_ggml_tail<kQ4>(out, w, x, full, rows);
+}
+
+// ---- IQ4_XS ----
+
+// Bytes of one super-block of 4 interleaved rows, and where its fields start.
+inline constexpr std::size_t kIQ4_XSChunk = kLanes * kIQ4_XSBlockBytes;
+inline constexpr std::size_t kIQ4_XSScalesH = 2 * kLanes, kIQ4_XSScalesL = 4 * kLanes, kIQ4_XSNibbles = 8 * kLanes;
+
+// isum[k] += sub-block's sum for row k (q: its 4 groups of 4 rows x 4 nibble bytes, 64 bytes;
+// xq: the activation block's 32 int8 values).
+using SubSumsFn = void (*)(std::int32_t* isum, const unsigned char* q, const std::int8_t* xq);
+
+// Row k's 8 header bytes (d, scales_h, scales_l) of an interleaved super-block, in the plain
+// block's order, so that iq4_xs_scale reads them.
+inline void iq4_xs_head(unsigned char* head, const unsigned char* chunk, int k) {
+  std::memcpy(head, chunk + 2 * k, 2);
+  std::memcpy(head + 2, chunk + kIQ4_XSScalesH + 2 * k, 2);
+  std::memcpy(head + 4, chunk + kIQ4_XSScalesL + 4 * k, 4);
+}
+
+template <SubSumsFn SubSums>
+void matmul_iq4_xs_rows4(float* out, const unsigned char* w, const unsigned char* xb, int n, int full) {
+  constexpr int kSub = kIQ4_XSBlock / kIQ4_XSSubBlock;
+  const int nb = n / kIQ4_XSBlock;
+  const std::size_t row_bytes = static_cast<std::size_t>(nb) * kIQ4_XSBlockBytes;
+  for (int r = 0; r < full; r += kLanes) {
+    const unsigned char* base = w + static_cast<std::size_t>(r) * row_bytes;
+    float acc[kLanes] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (int b = 0; b < nb; ++b) {
+      const unsigned char* chunk = base + static_cast<std::size_t>(b) * kIQ4_XSChunk;
+      unsigned char head[kLanes][kIQ4_XSScaleBytes];
+      float d[kLanes];
+      for (int k = 0; k < kLanes; ++k) {
+        iq4_xs_head(head[k], chunk, k);
+        d[k] = fp16_to_fp32(load_fp16(head[k]));
+      }
+      for (int ib = 0; ib < kSub; ++ib) {
+        const unsigned char* xblk = xb + (static_cast<std::size_t>(b) * kSub + static_cast<std::size_t>(ib)) * kQ8_0BlockBytes;
+        std::int32_t isum[kLanes] = {0, 0, 0, 0};
+        SubSums(isum, chunk + kIQ4_XSNibbles + static_cast<std::size_t>(ib) * 16 * kLanes,
+                reinterpret_cast<const std::int8_t*>(xblk + 2));
+        const float dx = fp16_to_fp32(load_fp16(xblk));
+        for (int k = 0; k < kLanes; ++k) {
+          const float dl = d[k] * static_cast<float>(iq4_xs_scale(head[k], ib) - 32);
+          acc[k] = acc[k] + static_cast<float>(isum[k]) * (dl * dx);
+        }
+      }
+    }
+    for (int k = 0; k < kLanes; ++k) out[r + k] = acc[k];
+  }
+}
+
+// The table's IQ4_XS matmul: Rows over the interleaved blocks, the row-major tail (rows % 4) as
+// the reference computes it.
+template <RowsFn Rows>
+void matmul_iq4_xs_interleaved4(float* out, const Matrix& w, const Activation& x, int rows) {
+  const int full = w.interleave == kLanes ? rows / kLanes * kLanes : 0;
+  Rows(out, static_cast<const unsigned char*>(w.values), static_cast<const unsigned char*>(x.values), w.cols, full);
+  if (full < rows) reference::matmul_iq4_xs(out + full, rows_from(w, full), x, rows - full);
 }
 
 }  // namespace pocketlm::interleave4

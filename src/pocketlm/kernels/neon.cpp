@@ -14,6 +14,8 @@
 //   every lane, pairwise widening adds, so lane k ends with row k's exact int32 block sum (Q4_0
 //   multiplies the nibbles q + 8 and subtracts 8 * the activation block's sum); then each lane
 //   does the reference's acc = acc + (float)isum * (d_w * d_x), blocks in order.
+// - IQ4_XS: the same 4-row interleave; the nibbles become grid values through a byte shuffle
+//   (vqtbl1q_s8) of the 16-entry grid, then as Q4_0 (matmul_iq4_xs_rows).
 // Ragged shapes (rows not a multiple of 4, group sizes not a multiple of 16) use the
 // reference loops. Selected by default on AArch64 (kernels/registry.cpp).
 #include <arm_neon.h>
@@ -24,6 +26,7 @@
 #include "pocketlm/kernels/interleave4_ggml.h"
 #include "pocketlm/kernels/reference.h"
 #include "pocketlm/quant/fp16.h"
+#include "pocketlm/quant/iq4_xs.h"
 #include "pocketlm/quant/q4_0.h"
 #include "pocketlm/quant/q8_0.h"
 #include "pocketlm/quant/q80.h"
@@ -188,6 +191,55 @@ void matmul_ggml_rows(float* out, const unsigned char* w, const unsigned char* x
 template <bool kQ4>
 constexpr MatmulFn matmul_ggml = interleave4::matmul_interleaved4<kQ4, matmul_ggml_rows<kQ4>>;
 
+// IQ4_XS over the 4-row interleave (interleave4_ggml.h): per sub-block, each group of 4 rows x 4
+// nibble bytes becomes grid values by one table lookup per nibble half (vqtbl1q_s8 of the
+// 16-entry grid), widening multiplies against the activations repeated per lane (a grid value
+// times an activation, and two of them, fit int16: 2 * 127 * 128 < 2^15) and pairwise widening
+// adds, so lane k ends with row k's exact int32 sum. Each lane's 6-bit scale comes from shifts
+// of its own scales_h and scales_l; then the reference's dl = d * (float)(ls - 32) and
+// acc = acc + (float)isum * (dl * d_x), sub-blocks in order.
+void matmul_iq4_xs_rows(float* out, const unsigned char* w, const unsigned char* xb, int n, int full) {
+  using interleave4::kIQ4_XSChunk;
+  constexpr int kSub = kIQ4_XSBlock / kIQ4_XSSubBlock;
+  const int nb = n / kIQ4_XSBlock;
+  const std::size_t row_bytes = static_cast<std::size_t>(nb) * kIQ4_XSBlockBytes;
+  const int8x16_t grid = vld1q_s8(kIQ4NLValues);
+  const uint8x16_t low4 = vdupq_n_u8(0x0F);
+  for (int r = 0; r < full; r += kLanes) {
+    const unsigned char* base = w + static_cast<std::size_t>(r) * row_bytes;
+    float32x4_t acc = vdupq_n_f32(0.0f);
+    for (int b = 0; b < nb; ++b) {
+      const unsigned char* chunk = base + static_cast<std::size_t>(b) * kIQ4_XSChunk;
+      float d[kLanes];
+      for (int k = 0; k < kLanes; ++k) d[k] = fp16_to_fp32(load_fp16(chunk + 2 * k));
+      const float32x4_t dv = vld1q_f32(d);
+      // Byte loads (the chunk need not be aligned), then the 4 rows' scales_h and scales_l words.
+      const uint32x4_t sh = vmovl_u16(vreinterpret_u16_u8(vld1_u8(chunk + interleave4::kIQ4_XSScalesH)));
+      const uint32x4_t sl = vreinterpretq_u32_u8(vld1q_u8(chunk + interleave4::kIQ4_XSScalesL));
+      for (int ib = 0; ib < kSub; ++ib) {
+        const unsigned char* q = chunk + interleave4::kIQ4_XSNibbles + static_cast<std::size_t>(ib) * 16 * kLanes;
+        const unsigned char* xblk = xb + (static_cast<std::size_t>(b) * kSub + static_cast<std::size_t>(ib)) * kQ8_0BlockBytes;
+        const auto* xq = reinterpret_cast<const std::int8_t*>(xblk + 2);
+        int32x4_t s01 = vdupq_n_s32(0), s23 = vdupq_n_s32(0);
+        for (int t = 0; t < 4; ++t) {
+          const uint8x16_t v = vld1q_u8(q + 16 * t);
+          const int8x16_t lo = vqtbl1q_s8(grid, vandq_u8(v, low4));
+          const int8x16_t hi = vqtbl1q_s8(grid, vshrq_n_u8(v, 4));
+          const int8x16_t xl = repeat4(xq + 4 * t), xh = repeat4(xq + 16 + 4 * t);
+          s01 = vpadalq_s16(s01, vaddq_s16(vmull_s8(vget_low_s8(lo), vget_low_s8(xl)), vmull_s8(vget_low_s8(hi), vget_low_s8(xh))));
+          s23 = vpadalq_s16(s23, vaddq_s16(vmull_high_s8(lo, xl), vmull_high_s8(hi, xh)));
+        }
+        const uint32x4_t ls = vorrq_u32(vandq_u32(vshlq_u32(sl, vdupq_n_s32(-4 * ib)), vdupq_n_u32(0x0F)),
+                                        vshlq_n_u32(vandq_u32(vshlq_u32(sh, vdupq_n_s32(-2 * ib)), vdupq_n_u32(3)), 4));
+        const float32x4_t dl = vmulq_f32(dv, vcvtq_f32_s32(vsubq_s32(vreinterpretq_s32_u32(ls), vdupq_n_s32(32))));
+        const float32x4_t scale = vmulq_f32(dl, vdupq_n_f32(fp16_to_fp32(load_fp16(xblk))));
+        acc = vaddq_f32(acc, vmulq_f32(vcvtq_f32_s32(rows_of(s01, s23)), scale));
+      }
+    }
+    vst1q_f32(out + r, acc);
+  }
+}
+
 }  // namespace
 
 const Kernels& neon_kernels() {
@@ -201,6 +253,8 @@ const Kernels& neon_kernels() {
     k.matmul[type_index(TensorType::kQ4_0)] = matmul_ggml<true>;
     k.interleave[type_index(TensorType::kQ8_0)] = fixed_interleave<kLanes>;
     k.interleave[type_index(TensorType::kQ4_0)] = fixed_interleave<kLanes>;
+    k.matmul[type_index(TensorType::kIQ4_XS)] = interleave4::matmul_iq4_xs_interleaved4<matmul_iq4_xs_rows>;
+    k.interleave[type_index(TensorType::kIQ4_XS)] = fixed_interleave<kLanes>;
     return k;
   }();
   return kNeon;

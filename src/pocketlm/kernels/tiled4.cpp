@@ -21,6 +21,9 @@
 //   (quant/block_interleave.h): one pass over a block's bytes gives the exact int32 sums of 4
 //   rows (Q4_0 multiplies the nibbles q + 8 and subtracts 8 * the activation block's sum), then
 //   each row does the reference's acc = acc + (float)isum * (d_w * d_x), blocks in order.
+// - IQ4_XS: the same 4-row interleave (head2 = 2): per sub-block one pass over its nibble bytes
+//   looks each up in the 16-entry grid and gives the 4 rows' exact int32 sums, then each row
+//   does the reference's dl = d * (float)(ls - 32), acc = acc + (float)isum * (dl * d_x).
 // Ragged rows (d % 4) use the reference loops; rmsnorm, softmax and swiglu are the
 // reference ones (they are dominated by expf / sqrtf / powf and cosf / sinf calls).
 #include <cmath>
@@ -31,6 +34,7 @@
 #include "pocketlm/kernels/interleave4_ggml.h"
 #include "pocketlm/kernels/reference.h"
 #include "pocketlm/quant/fp16.h"
+#include "pocketlm/quant/iq4_xs.h"
 #include "pocketlm/quant/q4_0.h"
 #include "pocketlm/quant/q8_0.h"
 #include "pocketlm/quant/q80.h"
@@ -344,6 +348,27 @@ void matmul_q4_0_rows4(float* POCKETLM_RESTRICT out, const unsigned char* POCKET
   }
 }
 
+// IQ4_XS: the 4 rows' int32 sums of one sub-block, each nibble's grid value looked up in the
+// 16-entry table (the grid is not linear in the nibble), a row at a time over its 4 groups of 4
+// bytes. (Rows inside the column loop, sharing each activation load, let GCC unroll the whole
+// nest and spill the weight bytes, each reloaded wider than stored: a stall per byte on x86.)
+void iq4_xs_sub_sums(std::int32_t* POCKETLM_RESTRICT isum, const unsigned char* POCKETLM_RESTRICT q,
+                     const std::int8_t* POCKETLM_RESTRICT xq) {
+  for (int k = 0; k < kLanes; ++k) {
+    std::int32_t s = 0;
+    for (int t = 0; t < 4; ++t) {
+      const unsigned char* v = q + 16 * t + 4 * k;  // row k's 4 bytes of group t
+      for (int i = 0; i < 4; ++i)
+        s += static_cast<std::int32_t>(kIQ4NLValues[v[i] & 0x0F]) * xq[4 * t + i] +
+             static_cast<std::int32_t>(kIQ4NLValues[v[i] >> 4]) * xq[16 + 4 * t + i];
+    }
+    isum[k] += s;
+  }
+}
+
+constexpr MatmulFn matmul_iq4_xs =
+    interleave4::matmul_iq4_xs_interleaved4<interleave4::matmul_iq4_xs_rows4<iq4_xs_sub_sums>>;
+
 }  // namespace
 
 const Kernels& tiled4_kernels() {
@@ -358,6 +383,8 @@ const Kernels& tiled4_kernels() {
     k.matmul[type_index(TensorType::kQ4_0)] = interleave4::matmul_interleaved4<true, matmul_q4_0_rows4>;
     k.interleave[type_index(TensorType::kQ8_0)] = fixed_interleave<kLanes>;
     k.interleave[type_index(TensorType::kQ4_0)] = fixed_interleave<kLanes>;
+    k.matmul[type_index(TensorType::kIQ4_XS)] = matmul_iq4_xs;
+    k.interleave[type_index(TensorType::kIQ4_XS)] = fixed_interleave<kLanes>;
     return k;
   }();
   return kTiled4;

@@ -131,13 +131,35 @@ inline void q80_tokens(const std::int8_t* wg, const std::int8_t* const* xg, cons
   }
 }
 
-// The batched q80 matmul (kernels/batch.h): per block and group, the tokens four at a time
-// share each chunk of weights; per token and lane the arithmetic of matmul_q80_lanes (the
-// accumulator kept in out[] between groups: a float round trip, exact). Other layouts take the
-// generic path.
+// T tokens' groups [g0, g1) of one block of V::kLanes rows (weights wb, scales wsb): the
+// accumulators stay in registers across the groups and go to out once (an out row per token is
+// a vocabulary apart for the classifier: writing it back per group would miss every cache).
+// Per token and lane the arithmetic of q80_pass, groups in order; the accumulator starts at 0
+// (g0 = 0) or from out[] (a float round trip, exact).
+template <class V, class Dot, int T>
+inline void q80_batch_block(float* const* o, const std::int8_t* wb, const float* wsb, const std::int8_t* const* xq,
+                            const float* const* xs, const std::int32_t* corr, int gs, int g0, int g1) {
+  constexpr std::size_t kL = V::kLanes;
+  typename V::F acc[T];
+  for (int t = 0; t < T; ++t) acc[t] = g0 == 0 ? V::zero_f() : V::loadf(o[t]);
+  for (int g = g0; g < g1; ++g) {
+    const std::size_t at = static_cast<std::size_t>(g) * static_cast<std::size_t>(gs);
+    const std::int8_t* xg[T];
+    for (int t = 0; t < T; ++t) xg[t] = xq[t] + at;
+    typename V::I s[T];
+    q80_tokens<V, Dot, T>(wb + at * kL, xg, corr + (g - g0), gs, s);
+    const typename V::F wsv = V::loadf(wsb + static_cast<std::size_t>(g) * kL);
+    for (int t = 0; t < T; ++t) acc[t] = V::add(acc[t], V::mul(V::mul(V::to_float(s[t]), wsv), V::splat_f(xs[t][g])));
+  }
+  for (int t = 0; t < T; ++t) V::storef(o[t], acc[t]);
+}
+
+// The batched q80 matmul (kernels/batch.h): per block of V::kLanes rows, the tokens four at a
+// time share each chunk of its weights (read from memory for the first four, from L1 for the
+// rest: a block is kLanes * n bytes). Other layouts take the generic path.
 template <class V, class Dot>
 void matmul_q80_batch_lanes(float* out, std::size_t out_stride, const Matrix& w, const ActivationBatch& x, int rows) {
-  constexpr std::size_t kL = V::kLanes;
+  constexpr int kT = 4;
   if (w.interleave != V::kLanes) {
     matmul_batch_tiled(matmul_q80_lanes<V, Dot>, out, out_stride, w, x, rows);
     return;
@@ -153,30 +175,24 @@ void matmul_q80_batch_lanes(float* out, std::size_t out_stride, const Matrix& w,
       const int g1 = groups - g0 < kQ80GroupChunk ? groups : g0 + kQ80GroupChunk;
       for (int t = 0; t < count; ++t) q80_corrections<Dot>(xq(t0 + t), gs, g0, g1, corr + t * kQ80GroupChunk);
       for (int r = 0; r < full; r += V::kLanes) {
-        for (int g = g0; g < g1; ++g) {
-          const std::int8_t* wg = wq + static_cast<std::size_t>(r) * n + static_cast<std::size_t>(g) * kL * gs;
-          const typename V::F wsv =
-              V::loadf(w.scales + static_cast<std::size_t>(r) * groups + static_cast<std::size_t>(g) * kL);
-          // Token t's sums, then acc + (isum * w_scale) * x_scale into its row of out.
-          auto finish = [&](int t, typename V::I isum) {
-            float* o = out + static_cast<std::size_t>(t0 + t) * out_stride + r;
-            const typename V::F acc = g == 0 ? V::zero_f() : V::loadf(o);
-            V::storef(o, V::add(acc, V::mul(V::mul(V::to_float(isum), wsv), V::splat_f(xs(t0 + t)[g]))));
-          };
-          int t = 0;
-          for (; t + 4 <= count; t += 4) {
-            const std::int8_t* xg[4];
-            for (int i = 0; i < 4; ++i) xg[i] = xq(t0 + t + i) + static_cast<std::size_t>(g) * gs;
-            typename V::I s[4];
-            q80_tokens<V, Dot, 4>(wg, xg, corr + t * kQ80GroupChunk + (g - g0), gs, s);
-            for (int i = 0; i < 4; ++i) finish(t + i, s[i]);
+        const std::int8_t* wb = wq + static_cast<std::size_t>(r) * n;
+        const float* wsb = w.scales + static_cast<std::size_t>(r) * groups;
+        for (int t = 0; t < count;) {
+          const int m = count - t >= kT ? kT : 1;  // the last count % 4 tokens one at a time
+          float* o[kT];
+          const std::int8_t* xt[kT];
+          const float* st[kT];
+          for (int i = 0; i < m; ++i) {
+            o[i] = out + static_cast<std::size_t>(t0 + t + i) * out_stride + r;
+            xt[i] = xq(t0 + t + i);
+            st[i] = xs(t0 + t + i);
           }
-          for (; t < count; ++t) {
-            const std::int8_t* xg = xq(t0 + t) + static_cast<std::size_t>(g) * gs;
-            typename V::I s;
-            q80_tokens<V, Dot, 1>(wg, &xg, corr + t * kQ80GroupChunk + (g - g0), gs, &s);
-            finish(t, s);
-          }
+          const std::int32_t* c = corr + t * kQ80GroupChunk;
+          if (m == kT)
+            q80_batch_block<V, Dot, kT>(o, wb, wsb, xt, st, c, gs, g0, g1);
+          else
+            q80_batch_block<V, Dot, 1>(o, wb, wsb, xt, st, c, gs, g0, g1);
+          t += m;
         }
       }
     }

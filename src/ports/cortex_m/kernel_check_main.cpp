@@ -1,9 +1,9 @@
 // A firmware program that checks every backend of this build (reference, tiled4, cortex_m4)
 // against the reference kernels on the Cortex-M4F itself: the integer matmuls (q80 at several
-// group sizes, Q8_0, Q4_0) and fp32, over ragged and whole shapes with deterministic random
+// group sizes, Q8_0, Q4_0, IQ4_XS) and fp32, over ragged and whole shapes with deterministic random
 // weights, each stored the way the backend reads it (its load-time interleave), compared bit
 // for bit. The golden runs cover the backends on real models; this covers the shapes and group
-// sizes those models do not have (Q8_0 is in none of them). `make test-bare-metal` runs it.
+// sizes those models do not have (Q8_0 is in none of them; IQ4_XS only as a row-gather table). `make test-bare-metal` runs it.
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -11,7 +11,6 @@
 
 #include "pocketlm/kernels/kernels.h"
 #include "pocketlm/quant/fp16.h"
-#include "pocketlm/quant/q4_0.h"
 #include "pocketlm/quant/q80.h"
 #include "pocketlm/quant/q80_interleave.h"
 #include "pocketlm/quant/q8_0.h"
@@ -89,9 +88,12 @@ void check_q80(const Kernels& ref, const Kernels& k, int d, int n, int gs) {
   compare(k.name, "q80", d, n, gs);
 }
 
+// Random blocks: a fp16 scale (IQ4_XS: d) of varied size, every other byte random (IQ4_XS: its
+// sub-block scales too).
 void check_blocks(const Kernels& ref, const Kernels& k, TensorType type, int d, int n) {
-  const std::size_t bs = type == TensorType::kQ4_0 ? kQ4_0BlockBytes : kQ8_0BlockBytes;
-  const std::size_t blocks = static_cast<std::size_t>(d) * n / 32;
+  const int be = block_elements(type, 0);
+  const std::size_t bs = row_value_bytes(type, static_cast<std::size_t>(be), 0);
+  const std::size_t blocks = static_cast<std::size_t>(d) * n / be;
   for (std::size_t b = 0; b < blocks; ++b) {
     unsigned char* blk = g_blocks + b * bs;
     store_fp16(blk, fp32_to_fp16(uniform(0.05f)));
@@ -128,8 +130,9 @@ int main() {
         check_blocks(ref, *k, TensorType::kQ8_0, d, n);
         check_blocks(ref, *k, TensorType::kQ4_0, d, n);
       }
+    for (int d : rows) check_blocks(ref, *k, TensorType::kIQ4_XS, d, 256);  // whole super-blocks
   }
   std::printf("kernel check: %d cases of %s, %d differ from reference (default backend %s)\n", g_cases,
-              "f32, q80 (gs 4, 12, 32, 96), Q8_0, Q4_0", g_failed, default_kernels().name);
+              "f32, q80 (gs 4, 12, 32, 96), Q8_0, Q4_0, IQ4_XS", g_failed, default_kernels().name);
   return g_failed == 0 ? 0 : 1;
 }
