@@ -29,7 +29,7 @@ namespace {
 using namespace gguf;
 
 // The kind's file: the attention half of llama's roles, its keys under "attnonly.", and one
-// hyperparameter of its own (attention.window, into kind_params[0]).
+// hyperparameter of its own (attention.window, into kind_params[0], which it calls window).
 constexpr std::uint32_t kAttnRoles = role_bit(TensorRole::kTokenEmbedding) | role_bit(TensorRole::kRmsAtt) |
                                      role_bit(TensorRole::kWq) | role_bit(TensorRole::kWk) | role_bit(TensorRole::kWv) |
                                      role_bit(TensorRole::kWo) | role_bit(TensorRole::kRmsFinal);
@@ -44,6 +44,11 @@ const Architecture kAttnOnly = {
     6,
     kAttnRoles | role_bit(TensorRole::kWcls),
     kAttnRoles,
+    {"window"},
+    {},
+    {TensorRole::kTokenEmbedding, TensorRole::kRmsAtt, TensorRole::kWq, TensorRole::kWk, TensorRole::kWv,
+     TensorRole::kWo, TensorRole::kRmsFinal, TensorRole::kWcls},
+    8,
 };
 
 // The kind's file of layers: attention blocks only.

@@ -2,8 +2,7 @@
 
 #include <cstring>
 
-#include "pocketlm/model/llama.h"
-#include "pocketlm/model/ple.h"
+#include "pocketlm/format/ple_schema.h"
 
 namespace pocketlm {
 
@@ -11,6 +10,7 @@ namespace {
 
 const ModelKind kLlama = {&llama_architecture(), construct_model<LlamaModel>};
 const ModelKind kPle = {&ple_architecture(), construct_model<PleModel>};
+// The kinds compiled in, one row each (kModelObjectBytes names their classes).
 constexpr const ModelKind* kBuiltIn[] = {&kLlama, &kPle};
 
 constexpr int kMaxAdded = 4;
