@@ -54,6 +54,9 @@ class Schema:
     def role(self, name: str) -> Role:
         return next(r for r in self.roles if r.name == name)
 
+    def architecture_names(self) -> list[str]:
+        return list(self._archs)
+
     def architecture(self, name: str) -> Architecture:
         if name not in self._archs:
             raise ValueError(f"architecture '{name}' is not one this pocketlm build runs ({', '.join(self._archs)})")

@@ -12,7 +12,7 @@ namespace {
 constexpr const Architecture& kLlama = kLlamaArchitecture;
 
 // The kinds compiled in: one row each (a kind's own architecture row is in its schema file).
-const Architecture* const kBuiltIn[] = {&kLlama, &ple_architecture()};
+constexpr const Architecture* kBuiltIn[] = {&kLlama, &kPleArchitecture};
 
 constexpr int kMaxAdded = 4;
 const Architecture* g_added[kMaxAdded] = {};

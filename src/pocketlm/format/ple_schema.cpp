@@ -37,10 +37,8 @@ constexpr Architecture make_ple() {
   return a;
 }
 
-constexpr Architecture kPle = make_ple();
-
 }  // namespace
 
-const Architecture& ple_architecture() { return kPle; }
+constexpr Architecture kPleArchitecture = make_ple();
 
 }  // namespace pocketlm

@@ -28,6 +28,8 @@ inline constexpr TensorRole kPlePostNorm = kind_layer_role(2);
 inline constexpr const char* kPleTableRegion = "per-layer table";      // one row of L x P per token
 inline constexpr const char* kPleWeightsRegion = "per-layer weights";  // the projection, gates, outputs
 
-const Architecture& ple_architecture();
+// The row (an object, not a function, so that the registries' tables of kinds are constant-
+// initialized: a kind added at start-up may look them up before main).
+extern const Architecture kPleArchitecture;
 
 }  // namespace pocketlm

@@ -8,8 +8,8 @@ namespace pocketlm {
 
 namespace {
 
-const ModelKind kLlama = {&llama_architecture(), construct_model<LlamaModel>};
-const ModelKind kPle = {&ple_architecture(), construct_model<PleModel>};
+constexpr ModelKind kLlama = {&kLlamaArchitecture, construct_model<LlamaModel>};
+constexpr ModelKind kPle = {&kPleArchitecture, construct_model<PleModel>};
 // The kinds compiled in, one row each (kModelObjectBytes names their classes).
 constexpr const ModelKind* kBuiltIn[] = {&kLlama, &kPle};
 
