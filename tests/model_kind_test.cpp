@@ -142,21 +142,7 @@ std::vector<unsigned char> model_file(const std::string& arch, const std::string
 
 // Logits at positions 0..3 of tokens 1 3 4 5, through the registered kind of the file's
 // architecture (the path a Session takes).
-std::vector<float> logits_of(const std::vector<unsigned char>& file) {
-  MemoryStorage storage(file.data(), file.size(), "m.gguf");
-  ModelSpec spec;
-  EXPECT_TRUE(read_model_spec(storage, &spec).ok());
-  test::LoadedModel loaded(storage, spec, 16, reference_kernels());
-  Model* model = loaded.model;
-  if (!model) return {};
-  std::vector<float> out;
-  int pos = 0;
-  for (int token : {1, 3, 4, 5}) {
-    const float* l = model->forward(token, pos++);
-    out.insert(out.end(), l, l + spec.config.vocab_size);
-  }
-  return out;
-}
+std::vector<float> logits_of(const std::vector<unsigned char>& file) { return test::logits_of_file(file, {1, 3, 4, 5}); }
 
 TEST(AddedKind, ItsKeysAndRolesComeFromItsArchitectureRow) {
   register_kind();
