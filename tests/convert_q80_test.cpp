@@ -35,7 +35,7 @@ std::vector<float> dequantized(Storage& file, const TensorInfo& t) {
   std::vector<unsigned char> values(static_cast<std::size_t>(t.value_bytes));
   std::vector<float> scales(static_cast<std::size_t>(t.scale_bytes / sizeof(float)) + 1);
   EXPECT_TRUE(file.read(t.offset, values.data(), values.size()).ok());
-  if (t.scale_bytes) EXPECT_TRUE(file.read(t.scales_offset, scales.data(), static_cast<std::size_t>(t.scale_bytes)).ok());
+  if (t.scale_bytes) EXPECT_TRUE(file.read(t.scales_offset(), scales.data(), static_cast<std::size_t>(t.scale_bytes)).ok());
   std::vector<float> out(static_cast<std::size_t>(t.numel()));
   type_traits(t.type).dequantize(values.data(), t.scale_bytes ? scales.data() : nullptr, static_cast<int>(out.size()),
                                  t.group, out.data());
@@ -57,7 +57,7 @@ TEST(ConvertQ80, GgufOfEveryTypeGivesTheQ80OfItsDequantizedWeightsAndRuns) {
     for (int i = 0; i < dst.spec.tensor_count(); ++i) {
       const TensorInfo out = dst.spec.tensor(i);
       const TensorInfo in = src.spec.tensor(out.role, out.layer);
-      SCOPED_TRACE(std::string(role_name(out.role)) + " layer " + std::to_string(out.layer));
+      SCOPED_TRACE(std::string(out.schema->name) + " layer " + std::to_string(out.layer));
       const std::vector<float> source = dequantized(src.file, in), written = dequantized(dst.file, out);
       ASSERT_EQ(written.size(), source.size());
       std::vector<float> expected = source;

@@ -228,11 +228,11 @@ TEST(ValidHeader, V2SharedGroupSize4) {
   const TensorInfo tok = p.spec.tensor(TensorRole::kTokenEmbedding, -1);
   EXPECT_EQ(tok.type, TensorType::kQ80);
   EXPECT_EQ(tok.offset, 416u);
-  EXPECT_EQ(tok.scales_offset, 496u);
+  EXPECT_EQ(tok.scales_offset(), 496u);
   EXPECT_EQ(tok.scale_bytes, 80u);
   const TensorInfo wq1 = p.spec.tensor(TensorRole::kWq, 1);
   EXPECT_EQ(wq1.offset, 704u);
-  EXPECT_EQ(wq1.scales_offset, 768u);
+  EXPECT_EQ(wq1.scales_offset(), 768u);
   EXPECT_EQ(p.spec.tensor(TensorRole::kWk, 0).offset, 832u);
   EXPECT_EQ(p.spec.tensor(TensorRole::kW1, 0).offset, 1344u);
   EXPECT_EQ(p.spec.tensor(TensorRole::kW3, 1).offset, 2112u + 192);
@@ -244,7 +244,7 @@ TEST(ValidHeader, V2Unshared) {
   ASSERT_TRUE(p.status.ok()) << p.status.message();
   const TensorInfo wcls = p.spec.tensor(TensorRole::kWcls, -1);
   EXPECT_EQ(wcls.offset, 2496u);
-  EXPECT_EQ(wcls.scales_offset, 2576u);
+  EXPECT_EQ(wcls.scales_offset(), 2576u);
   EXPECT_EQ(wcls.bytes(), 160u);
 }
 

@@ -193,13 +193,13 @@ TEST(GgufConvert, F32TensorsAreTheBinsBytes) {
   int compared = 0;
   for (int i = 0; i < sa.tensor_count(); ++i) {
     const TensorInfo ta = sa.tensor(i);
-    if (!role_info(ta.role).gguf_name) continue;  // freq_cis: llama2.c v0 only
+    if (!ta.schema->gguf_name) continue;  // freq_cis: llama2.c v0 only
     const TensorInfo tb = sb.tensor(ta.role, ta.layer);
-    ASSERT_EQ(ta.bytes(), tb.bytes()) << role_name(ta.role);
+    ASSERT_EQ(ta.bytes(), tb.bytes()) << ta.schema->name;
     std::vector<unsigned char> va(static_cast<std::size_t>(ta.bytes())), vb(va.size());
     ASSERT_TRUE(a.read(ta.offset, va.data(), va.size()).ok());
     ASSERT_TRUE(b.read(tb.offset, vb.data(), vb.size()).ok());
-    EXPECT_EQ(va, vb) << role_name(ta.role) << " layer " << ta.layer;
+    EXPECT_EQ(va, vb) << ta.schema->name << " layer " << ta.layer;
     ++compared;
   }
   EXPECT_EQ(compared, 1 + 9 * 5 + 1);  // embedding, 9 per layer x 5, final norm (shared classifier)

@@ -60,7 +60,7 @@ std::string last_piece_spelled(const std::string& tokenizer) {
 }
 
 std::string gguf_name(const TensorInfo& t) {
-  const char* g = role_info(t.role).gguf_name;
+  const char* g = t.schema->gguf_name;
   return t.layer >= 0 ? "blk." + std::to_string(t.layer) + (g + 6) : std::string(g);
 }
 

@@ -29,7 +29,7 @@ namespace {
 using namespace gguf;
 
 // The kind's file: the attention half of llama's roles, its keys under "attnonly.", and one
-// hyperparameter of its own (attention.window, into kind_params[0]).
+// hyperparameter of its own (attention.window, into kind_params[0], which it calls window).
 constexpr std::uint32_t kAttnRoles = role_bit(TensorRole::kTokenEmbedding) | role_bit(TensorRole::kRmsAtt) |
                                      role_bit(TensorRole::kWq) | role_bit(TensorRole::kWk) | role_bit(TensorRole::kWv) |
                                      role_bit(TensorRole::kWo) | role_bit(TensorRole::kRmsFinal);
@@ -44,6 +44,11 @@ const Architecture kAttnOnly = {
     6,
     kAttnRoles | role_bit(TensorRole::kWcls),
     kAttnRoles,
+    {"window"},
+    {},
+    {TensorRole::kTokenEmbedding, TensorRole::kRmsAtt, TensorRole::kWq, TensorRole::kWk, TensorRole::kWv,
+     TensorRole::kWo, TensorRole::kRmsFinal, TensorRole::kWcls},
+    8,
 };
 
 // The kind's file of layers: attention blocks only.
@@ -137,21 +142,7 @@ std::vector<unsigned char> model_file(const std::string& arch, const std::string
 
 // Logits at positions 0..3 of tokens 1 3 4 5, through the registered kind of the file's
 // architecture (the path a Session takes).
-std::vector<float> logits_of(const std::vector<unsigned char>& file) {
-  MemoryStorage storage(file.data(), file.size(), "m.gguf");
-  ModelSpec spec;
-  EXPECT_TRUE(read_model_spec(storage, &spec).ok());
-  test::LoadedModel loaded(storage, spec, 16, reference_kernels());
-  Model* model = loaded.model;
-  if (!model) return {};
-  std::vector<float> out;
-  int pos = 0;
-  for (int token : {1, 3, 4, 5}) {
-    const float* l = model->forward(token, pos++);
-    out.insert(out.end(), l, l + spec.config.vocab_size);
-  }
-  return out;
-}
+std::vector<float> logits_of(const std::vector<unsigned char>& file) { return test::logits_of_file(file, {1, 3, 4, 5}); }
 
 TEST(AddedKind, ItsKeysAndRolesComeFromItsArchitectureRow) {
   register_kind();

@@ -28,7 +28,7 @@ ModelSpec small_spec(bool shared) {
     const auto role = static_cast<TensorRole>(r);
     if (!(llama_architecture().roles & role_bit(role)) || (shared && role == TensorRole::kWcls)) continue;
     std::uint64_t rows = 0, cols = 0;
-    role_shape(spec.config, role, &rows, &cols);
+    role_shape(spec.config, role_info(role), &rows, &cols);
     EXPECT_TRUE(spec.add_role(role, TensorType::kF32, 0, rows, cols, offset, &offset));
   }
   spec.file_bytes = offset;
@@ -42,7 +42,7 @@ std::string stored(const ModelSpec& spec, const WeightPlacement& p) {
     const TensorInfo t = spec.tensor(i);
     if (!p.in_storage(t)) continue;
     if (!out.empty()) out += ' ';
-    out += role_name(t.role);
+    out += t.schema->name;
     if (t.layer >= 0) out += "." + std::to_string(t.layer);
   }
   return out;

@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "pocketlm/format/model_reader.h"
+#include "pocketlm/format/ple_schema.h"
 #include "pocketlm/runtime/session.h"
 #include "device_catalog.h"
 #include "golden_models.h"
@@ -69,7 +70,7 @@ TEST_P(PleEsp32Table, TheTableStaysInFlashAndATokenReadsOneRow) {
   FileStorage& tokenizer = files.tokenizer;
   ModelSpec spec;
   ASSERT_TRUE(read_model_spec(file, &spec).ok());
-  const TensorInfo table = spec.tensor(TensorRole::kPleTable, -1);
+  const TensorInfo table = spec.tensor(kPleTable, -1);
   EXPECT_EQ(table.type, GetParam().table_type);
   const std::uint64_t row = table.bytes() / table.rows;
   EXPECT_EQ(row, GetParam().row_bytes);  // at most the write-up's 450
@@ -171,9 +172,9 @@ TEST(PleEsp32, StreamedWeightsGiveTheResidentTokens) {
     EXPECT_EQ(g.tokens, resident);
     const ModelSpec& spec = session.spec();
     const WeightPlacement& placement = session.placement();
-    EXPECT_EQ(placement.residency(spec.tensor(TensorRole::kPleProj, -1)), Residency::kStreamed);
-    EXPECT_EQ(placement.residency(spec.tensor(TensorRole::kPleGate, 5)), Residency::kStreamed);
-    EXPECT_EQ(placement.residency(spec.tensor(TensorRole::kPleTable, -1)), Residency::kRowFetched);
+    EXPECT_EQ(placement.residency(spec.tensor(kPleProj, -1)), Residency::kStreamed);
+    EXPECT_EQ(placement.residency(spec.tensor(kPleGate, 5)), Residency::kStreamed);
+    EXPECT_EQ(placement.residency(spec.tensor(kPleTable, -1)), Residency::kRowFetched);
     EXPECT_EQ(stats.storage_bytes, static_cast<std::uint64_t>(stats.prefill_passes + stats.decode_passes) *
                                        session.plan().storage_bytes_per_token());
   }

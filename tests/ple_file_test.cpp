@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "pocketlm/format/model_reader.h"
+#include "pocketlm/format/ple_schema.h"
 #include "pocketlm/io/memory_storage.h"
 #include "ple_file.h"
 #include "ports/posix/file_storage.h"
@@ -79,10 +80,10 @@ TEST(PleFile, ConvertKeepsTheKindAndTakesATypePerRole) {
   ModelSpec spec;
   ASSERT_TRUE(read_model_spec(converted, &spec).ok());
   EXPECT_STREQ(spec.architecture, "pocketlm-ple");
-  EXPECT_EQ(spec.config.per_layer_dim, kP);
-  EXPECT_EQ(spec.type(TensorRole::kPleTable), TensorType::kQ4_0);
-  EXPECT_EQ(spec.type(TensorRole::kPleGate), TensorType::kQ8_0);
-  EXPECT_EQ(spec.type(TensorRole::kPlePostNorm), TensorType::kF32);
+  EXPECT_EQ(per_layer_dim(spec.config), kP);
+  EXPECT_EQ(spec.type(kPleTable), TensorType::kQ4_0);
+  EXPECT_EQ(spec.type(kPleGate), TensorType::kQ8_0);
+  EXPECT_EQ(spec.type(kPlePostNorm), TensorType::kF32);
   // A llama2.c file cannot hold the PLE tensors: refused, nothing written, the input as it was.
   const test::CommandResult q80 = test::run_pocketlm({"convert", in, "--to", "q80", "-o", v2});
   EXPECT_EQ(q80.exit_code, 1);
@@ -113,8 +114,8 @@ TEST(PleFile, IQ4_XSFallsBackToQ4_0ForShortRows) {
   ASSERT_TRUE(converted.open(out.c_str(), "model").ok());
   ModelSpec spec;
   ASSERT_TRUE(read_model_spec(converted, &spec).ok());
-  EXPECT_EQ(spec.type(TensorRole::kPleTable), TensorType::kQ4_0);
-  EXPECT_EQ(spec.type(TensorRole::kPleGate), TensorType::kQ8_0);
+  EXPECT_EQ(spec.type(kPleTable), TensorType::kQ4_0);
+  EXPECT_EQ(spec.type(kPleGate), TensorType::kQ8_0);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "pocketlm/format/model_reader.h"
+#include "pocketlm/format/ple_schema.h"
 #include "pocketlm/format/tensor_role.h"
 #include "ports/posix/file_storage.h"
 #include "golden_models.h"
@@ -29,8 +30,8 @@ TEST(ShippedModels, ThePleModelIsThePinnedFile) {
   ASSERT_TRUE(st.ok()) << st.message();
   EXPECT_STREQ(spec.architecture, "pocketlm-ple");
   EXPECT_EQ(spec.config.vocab_size, 4096);
-  EXPECT_EQ(spec.config.per_layer_dim, 64);
-  EXPECT_EQ(spec.type(TensorRole::kPleTable), TensorType::kQ8_0);
+  EXPECT_EQ(per_layer_dim(spec.config), 64);
+  EXPECT_EQ(spec.type(kPleTable), TensorType::kQ8_0);
   EXPECT_TRUE(spec.tokenizer.present);  // runs without -z
 }
 

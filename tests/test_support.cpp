@@ -21,6 +21,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "pocketlm/format/model_reader.h"
+#include "pocketlm/io/memory_storage.h"
 #include "pocketlm/memory/memory_plan.h"
 
 extern char** environ;
@@ -360,6 +362,21 @@ LoadedModel::LoadedModel(Storage& storage, const ModelSpec& spec, int seq_len, c
     model->~Model();
     model = nullptr;
   }
+}
+
+std::vector<float> logits_of_file(const std::vector<unsigned char>& file, std::initializer_list<int> tokens) {
+  MemoryStorage storage(file.data(), file.size(), "m.gguf");
+  ModelSpec spec;
+  EXPECT_TRUE(read_model_spec(storage, &spec).ok());
+  LoadedModel loaded(storage, spec, 16, reference_kernels());
+  if (!loaded.model) return {};
+  std::vector<float> out;
+  int pos = 0;
+  for (int token : tokens) {
+    const float* l = loaded.model->forward(token, pos++);
+    out.insert(out.end(), l, l + spec.config.vocab_size);
+  }
+  return out;
 }
 
 LoadedModel::~LoadedModel() {

@@ -107,6 +107,11 @@ class LoadedModel {
   Arena arena_;
 };
 
+// The logits of `tokens` at positions 0, 1, ... of an in-memory model file (named "m.gguf"),
+// through the registered kind of its architecture, every weight resident (reference kernels,
+// seq_len 16): vocab_size values per token, one after another; empty after a failure.
+std::vector<float> logits_of_file(const std::vector<unsigned char>& file, std::initializer_list<int> tokens);
+
 // Little-endian append helpers for building checkpoints and tokenizers in tests.
 void put_i32(std::vector<unsigned char>& out, std::int32_t v);
 void put_f32(std::vector<unsigned char>& out, float v);

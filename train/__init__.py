@@ -6,7 +6,8 @@ model (the Llama network), train (the loop, with optional logit distillation), e
 v0/v1 and GGUF), gguf (GGUF read and write by the engine's names), schema (those names, from
 pocketlm-probe), distill (stories sampled from stories260K), teacher (stories260K for the
 trainer), evaluate (validation loss as `pocketlm eval` computes it), parity (PyTorch against
-pocketlm), report (the distillation table and PNG), run (the recipes behind `make train` and
+pocketlm), kinds and kind_parity (test-only model kinds' modules, each against the engine's),
+report (the distillation table and PNG), run (the recipes behind `make train` and
 `make train-smoke`).
 """
 

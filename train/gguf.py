@@ -173,7 +173,7 @@ def write_gguf(path: str, schema: Schema, arch: str, config: dict, rms_eps: floa
         if config.get(k.field, 0) > 0:
             hyper.append((f"{arch}.{k.suffix}", int(config[k.field])))
     hyper.append((f"{arch}.rope.dimension_count", config["dim"] // config["n_heads"]))
-    order = schema.tensor_order(set(tensors), config["n_layers"])
+    order = schema.tensor_order(arch, set(tensors), config["n_layers"])
 
     w = _Writer()
     w.put("<4sIQQ", b"GGUF", 3, len(order), 5 + len(hyper) + 2 + (7 if vocab else 0))

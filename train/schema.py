@@ -1,6 +1,7 @@
 """The engine's names for a model kind's tensors and hyperparameters, read from the build
-(`pocketlm-probe schema`: the role table of src/pocketlm/format/tensor_role.h and the
-architecture rows of format/architecture.h), so that the trainer writes and reads GGUF by the
+(`pocketlm-probe schema`: the shared role table of src/pocketlm/format/tensor_role.h, the
+architecture rows of format/architecture.h and each kind's own roles and forward order from its
+schema file), so that the trainer writes and reads GGUF by the
 same names the engine uses and a new kind needs no second list here.
 
     schema = load(build_dir)
@@ -22,7 +23,6 @@ class Role:
     per_layer: bool
     use: str              # "matmul", "norm", "row-gather", "unused"
     shape: tuple          # (rows, cols) as config field names: ("kv_dim", "dim")
-    order: int            # place in the forward pass
 
     def gguf_tensor_name(self, layer: int) -> str:
         return self.gguf_name % layer if self.per_layer else self.gguf_name
@@ -41,32 +41,38 @@ class Architecture:
     keys: tuple
     roles: tuple
     required: tuple
+    order: tuple  # role names in the order a token reads them (per-layer ones within each layer)
 
 
 class Schema:
     def __init__(self, data: dict):
-        self.roles = [Role(r["name"], r["gguf_name"], r["per_layer"], r["use"], tuple(r["shape"]), r["order"])
+        self.roles = [Role(r["name"], r["gguf_name"], r["per_layer"], r["use"], tuple(r["shape"]))
                       for r in data["roles"]]
         self._archs = {a["name"]: Architecture(a["name"], tuple(Key(**k) for k in a["keys"]), tuple(a["roles"]),
-                                               tuple(a["required"])) for a in data["architectures"]}
+                                               tuple(a["required"]), tuple(a["order"])) for a in data["architectures"]}
 
     def role(self, name: str) -> Role:
         return next(r for r in self.roles if r.name == name)
+
+    def architecture_names(self) -> list[str]:
+        return list(self._archs)
 
     def architecture(self, name: str) -> Architecture:
         if name not in self._archs:
             raise ValueError(f"architecture '{name}' is not one this pocketlm build runs ({', '.join(self._archs)})")
         return self._archs[name]
 
-    def tensor_order(self, present: set, n_layers: int) -> list[tuple[Role, int]]:
+    def tensor_order(self, arch: str, present: set, n_layers: int) -> list[tuple[Role, int]]:
         """(role, layer) of the roles in `present` that GGUF names, in the order pocketlm's
-        converter writes them (llama.cpp's): the global tensors a token reads before the layers,
-        each layer's tensors, the other global ones; layer -1 for a global tensor."""
+        converter writes them (llama.cpp's): the global tensors a token of `arch` reads before
+        the layers, each layer's tensors, the other global ones (each group in the table's
+        order); layer -1 for a global tensor."""
+        order = self.architecture(arch).order
+        before = set(order[:next(i for i, name in enumerate(order) if self.role(name).per_layer)])
         written = [r for r in self.roles if r.name in present and r.gguf_name]
-        first = min(r.order for r in self.roles if r.per_layer)
-        out = [(r, -1) for r in written if not r.per_layer and r.order < first]
+        out = [(r, -1) for r in written if not r.per_layer and r.name in before]
         out += [(r, layer) for layer in range(n_layers) for r in written if r.per_layer]
-        return out + [(r, -1) for r in written if not r.per_layer and r.order > first]
+        return out + [(r, -1) for r in written if not r.per_layer and r.name not in before]
 
 
 def load(build: str) -> Schema:

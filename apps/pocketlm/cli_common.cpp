@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include "pocketlm/base/byte_size.h"
+#include "pocketlm/format/architecture.h"
 #include "pocketlm/format/model_reader.h"
 #include "ports/posix/clock.h"
 
@@ -39,6 +40,16 @@ void warn(const std::string& message) { std::fprintf(stderr, "pocketlm: warning:
 
 std::string counted(std::uint64_t n, const char* singular, const char* plural) {
   return std::to_string(n) + " " + (n == 1 ? singular : plural ? plural : std::string(singular) + "s");
+}
+
+std::string kind_params_text(const ModelSpec& spec) {
+  std::string out;
+  const Architecture* a = find_architecture(spec.architecture);
+  for (int i = 0; a && i < a->key_count; ++i)
+    if (a->keys[i].field >= ConfigField::kKindParam0)
+      out += std::string(", ") + config_field_name(*a, a->keys[i].field) + " " +
+             std::to_string(config_value(spec.config, a->keys[i].field));
+  return out;
 }
 
 std::string fmt(const char* format, double a, double b, double c, double d, double e) {

@@ -33,6 +33,10 @@ void warn(const std::string& message);
 // given, as "stories").
 std::string counted(std::uint64_t n, const char* singular, const char* plural = nullptr);
 
+// The kind's own hyperparameters of `spec` as its architecture names them, each as
+// ", <name> <value>" (", per_layer_dim 128"); "" for a kind without any.
+std::string kind_params_text(const ModelSpec& spec);
+
 // printf of up to five doubles into a string (bench's rows; at most 159 characters).
 std::string fmt(const char* format, double a, double b = 0, double c = 0, double d = 0, double e = 0);
 

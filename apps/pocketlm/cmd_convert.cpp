@@ -120,7 +120,7 @@ class Converter {
     const std::uint64_t n_scales = t.numel() / gs_;
     if (n_scales > scales_.max_size())
       return Status::error(StatusCode::kOutOfMemory, "%s: tensor %s needs %llu scales, more than this machine can hold",
-                           in_.name(), role_name(t.role), static_cast<unsigned long long>(n_scales));
+                           in_.name(), t.schema->name, static_cast<unsigned long long>(n_scales));
     scales_.resize(static_cast<std::size_t>(n_scales));
     POCKETLM_TRY(for_rows(t, [&](const float* values, std::size_t n, std::uint64_t done) {
       q_.resize(n);

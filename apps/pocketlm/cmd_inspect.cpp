@@ -27,8 +27,7 @@ int run_inspect(const InspectOptions& o) {
   std::printf("kind        %s\n", spec.architecture);
   std::printf("config      dim %d, hidden_dim %d, n_layers %d, n_heads %d, n_kv_heads %d, vocab_size %d, seq_len %d",
               c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads, c.vocab_size, c.seq_len);
-  if (c.per_layer_dim > 0) std::printf(", per_layer_dim %d", c.per_layer_dim);
-  std::printf("\n");
+  std::printf("%s\n", kind_params_text(spec).c_str());
   std::printf("derived     head_size %d, kv_dim %d\n", c.head_size(), c.kv_dim());
   std::printf("classifier  %s\n", spec.shared_classifier ? "shared with the token embedding" : "separate (wcls)");
   if (spec.format == ModelFormat::kGguf) {
@@ -55,9 +54,9 @@ int run_inspect(const InspectOptions& o) {
                   static_cast<unsigned long long>(t.cols));
     char layer[16] = "-";
     if (t.layer >= 0) std::snprintf(layer, sizeof layer, "%d", t.layer);
-    std::printf("%-16s %5s %-14s %-5s %12llu %12llu\n", role_name(t.role), layer, shape, type_name(t.type),
+    std::printf("%-16s %5s %-14s %-5s %12llu %12llu\n", t.schema->name, layer, shape, type_name(t.type),
                 static_cast<unsigned long long>(t.offset), static_cast<unsigned long long>(t.bytes()));
-    if (role_info(t.role).use != TensorUse::kUnused) params += t.numel();
+    if (t.schema->use != TensorUse::kUnused) params += t.numel();
   }
   std::printf("\nparameters  %llu\nheader      %llu bytes\n", static_cast<unsigned long long>(params),
               static_cast<unsigned long long>(spec.header_bytes));

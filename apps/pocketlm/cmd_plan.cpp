@@ -58,8 +58,7 @@ int run_plan(const PlanOptions& o) {
               o.model.c_str(), format_name(spec.format), spec.architecture, c.dim, c.hidden_dim, c.n_layers,
               plural_s(c.n_layers), c.n_heads, plural_s(c.n_heads), c.n_kv_heads, plural_s(c.n_kv_heads), c.vocab_size,
               options.seq_len ? options.seq_len : c.seq_len);
-  if (c.per_layer_dim > 0) std::printf(", per_layer_dim %d", c.per_layer_dim);
-  std::printf("\n");
+  std::printf("%s\n", kind_params_text(spec).c_str());
   std::printf("tokenizer %s, kernels %s, threads %d\n", files.tokenizer_label.c_str(), kernels.name, std::stoi(o.threads));
   print_plan(plan, stdout);
   if (!over.ok()) return fail(over);  // the tier that overflows, as run says it

@@ -44,6 +44,9 @@ namespace {
 struct Shape {
   const char* name;
   ModelConfig config;  // dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab_size, seq_len
+  // The model kind (general.architecture): llama shapes are llama2.c v0 files, any other
+  // kind's an F32 GGUF file of its required tensors, its kind_params from `config`.
+  const char* architecture = "llama";
 };
 
 constexpr Shape kShapes[] = {
@@ -55,13 +58,15 @@ constexpr Shape kShapes[] = {
     // any cache: 4.1 GB in fp32, 1.1 GB in q80. Its classifier is shared like the others'
     // (TinyLlama's own is not), so it has 1.03 B parameters rather than 1.1 B.
     {"tinyllama", {2048, 5632, 22, 32, 4, 32000, 2048}},
+    // The ESP32 write-up's per-layer-embedding model, with FFN 64 (its 66 is not whole blocks
+    // of 32): vocab 32000, dim 96, 6 layers, 4 heads, context 256, per_layer_dim 128
+    // (kind_params[0]), the classifier tied to the embedding; about 28 M parameters, 24.6 M of
+    // them in the per-layer table.
+    {"esp32-ple",
+     {.dim = 96, .hidden_dim = 64, .n_layers = 6, .n_heads = 4, .n_kv_heads = 4, .vocab_size = 32000, .seq_len = 256,
+      .kind_params = {128}},
+     "pocketlm-ple"},
 };
-
-// The ESP32 write-up's per-layer-embedding model, with FFN 64 (its 66 is not whole blocks of
-// 32): vocab 32000, dim 96, 6 layers, 4 heads, per_layer_dim 128, context 256, the classifier
-// tied to the embedding; about 28 M parameters, 24.6 M of them in the per-layer table.
-constexpr ModelConfig kEsp32Ple = {.dim = 96, .hidden_dim = 64, .n_layers = 6, .n_heads = 4, .n_kv_heads = 4,
-                                   .vocab_size = 32000, .seq_len = 256, .per_layer_dim = 128};
 
 using K = TensorRole;
 // v0 file order; the classifier is shared, so there is no wcls.
@@ -70,7 +75,7 @@ constexpr K kV0Order[] = {K::kTokenEmbedding, K::kRmsAtt, K::kWq, K::kWk, K::kWv
 
 std::uint64_t value_count(const ModelSpec& spec, K kind) {
   std::uint64_t rows = 0, cols = 0;
-  role_shape(spec.config, kind, &rows, &cols);
+  role_shape(spec.config, spec.role(kind), &rows, &cols);
   return rows * cols * (is_per_layer(kind) ? static_cast<std::uint64_t>(spec.config.n_layers) : 1);
 }
 
@@ -78,10 +83,10 @@ std::uint64_t value_count(const ModelSpec& spec, K kind) {
 // `buffer` at a time, each chunk handed to write(data, bytes): norms 1 + u / 8, matrices
 // u / sqrt(fan_in), u uniform in [-1, 1) from `rng`; llama2.c v0's freq_cis zeros.
 template <typename Write>
-Status write_values(K kind, std::uint64_t count, std::uint64_t fan_in, SplitMix64& rng, std::vector<float>& buffer,
+Status write_values(K kind, TensorUse use, std::uint64_t count, std::uint64_t fan_in, SplitMix64& rng, std::vector<float>& buffer,
                     ProgressBar& bar, Write write) {
   const bool zeros = kind == K::kFreqCisReal || kind == K::kFreqCisImag;  // unused: RoPE is computed
-  const bool norm = role_info(kind).use == TensorUse::kNorm;
+  const bool norm = use == TensorUse::kNorm;
   const float scale = 1.0f / std::sqrt(static_cast<float>(fan_in));
   for (std::uint64_t left = count; left > 0;) {
     const std::size_t n = left < buffer.size() ? static_cast<std::size_t>(left) : buffer.size();
@@ -104,8 +109,8 @@ Status write_values(K kind, std::uint64_t count, std::uint64_t fan_in, SplitMix6
 Status write_tensor(const ModelSpec& spec, K kind, SplitMix64& rng, std::vector<float>& buffer, OutputFile& out,
                     ProgressBar& bar) {
   std::uint64_t rows = 0, fan_in = 0;
-  role_shape(spec.config, kind, &rows, &fan_in);
-  return write_values(kind, value_count(spec, kind), fan_in, rng, buffer, bar,
+  role_shape(spec.config, spec.role(kind), &rows, &fan_in);
+  return write_values(kind, spec.role(kind).use, value_count(spec, kind), fan_in, rng, buffer, bar,
                       [&out](const void* data, std::size_t bytes) { return out.write(data, bytes); });
 }
 
@@ -131,20 +136,24 @@ Status write_synth(const Shape& shape, std::uint64_t seed, const std::string& pa
   return Status();
 }
 
-// The esp32-ple file: F32 GGUF in convert's tensor order, each tensor's values drawn by
-// write_values's rule, one generator for the whole file.
-Status write_synth_gguf(std::uint64_t seed, const std::string& path, std::uint64_t* total_bytes) {
+// Another kind's shape: F32 GGUF of its required tensors in convert's tensor order, each
+// tensor's values drawn by write_values's rule, one generator for the whole file.
+Status write_synth_gguf(const Shape& shape, std::uint64_t seed, const std::string& path, std::uint64_t* total_bytes) {
+  const Architecture* arch = find_architecture(shape.architecture);
+  if (!arch) return Status::error(StatusCode::kUnsupported, "%s: architecture '%s' is not in this build", shape.name,
+                                  shape.architecture);
   ModelSpec spec;
-  spec.architecture = ple_architecture().name;
-  spec.config = kEsp32Ple;
+  spec.architecture = arch->name;
+  spec.config = shape.config;
   std::uint64_t end = 0;
   for (int r = 0; r < kTensorRoleCount; ++r) {
     const auto role = static_cast<K>(r);
-    if (!(ple_architecture().required & role_bit(role))) continue;  // tied: no output.weight
+    if (!(arch->required & role_bit(role))) continue;  // tied: no output.weight
     std::uint64_t rows = 0, cols = 0;
-    role_shape(spec.config, role, &rows, &cols);
+    role_shape(spec.config, spec.role(role), &rows, &cols);
     if (!spec.add_role(role, TensorType::kF32, 0, rows, cols, 0, &end))
-      return Status::error(StatusCode::kInvalidArgument, "esp32-ple: tensor %s does not fit 64 bits", role_name(role));
+      return Status::error(StatusCode::kInvalidArgument, "%s: tensor %s does not fit 64 bits", shape.name,
+                           spec.role(role).name);
   }
   std::vector<Fallback> fallbacks;
   std::uint32_t types[kTensorRoleCount];
@@ -154,15 +163,15 @@ Status write_synth_gguf(std::uint64_t seed, const std::string& path, std::uint64
   POCKETLM_TRY(out.open(path, "-o"));
   FileSink sink(out);
   GgufWriter w(sink);
-  POCKETLM_TRY(write_gguf_metadata(w, spec, "esp32-ple", gguf::kGgmlF32, nullptr, tensors));
+  POCKETLM_TRY(write_gguf_metadata(w, spec, shape.name, gguf::kGgmlF32, nullptr, tensors));
   std::uint64_t values = 0;
   for (const OutTensor& t : tensors) values += t.source.numel();
-  ProgressBar bar("esp32-ple", values * sizeof(float));
+  ProgressBar bar(shape.name, values * sizeof(float));
   SplitMix64 rng(seed);
   std::vector<float> buffer(64 * 1024);
   for (const OutTensor& t : tensors) {
     POCKETLM_TRY(w.begin_tensor(t.bytes));
-    POCKETLM_TRY(write_values(t.source.role, t.source.numel(), t.source.cols, rng, buffer, bar,
+    POCKETLM_TRY(write_values(t.source.role, t.source.schema->use, t.source.numel(), t.source.cols, rng, buffer, bar,
                               [&w](const void* data, std::size_t bytes) { return w.tensor_data(data, bytes); }));
   }
   POCKETLM_TRY(w.finish());
@@ -176,19 +185,19 @@ int run_synth(const SynthOptions& o) {
   const Shape* shape = nullptr;
   for (const Shape& s : kShapes)
     if (o.shape == s.name) shape = &s;
-  const bool ple = o.shape == "esp32-ple";
-  if (!shape && !ple)
+  if (!shape)
     return fail("SHAPE: unknown shape '" + o.shape +
                 "' (expected stories260K, stories15M, stories42M, stories110M, tinyllama or esp32-ple)");
+  const bool gguf = std::strcmp(shape->architecture, "llama") != 0;
   std::uint64_t seed = 0;
   bool unused = false;
   Status st = parse_seed("--seed", o.seed, &seed, &unused);  // negative seeds wrap mod 2^64
   if (!st.ok()) return fail(st);
   std::uint64_t total = 0;
-  st = ple ? write_synth_gguf(seed, o.output, &total) : write_synth(*shape, seed, o.output, &total);
+  st = gguf ? write_synth_gguf(*shape, seed, o.output, &total) : write_synth(*shape, seed, o.output, &total);
   if (!st.ok()) return fail(st);
   std::printf("wrote %s: %s seed %s, %s, %llu bytes\n", o.output.c_str(), o.shape.c_str(), o.seed.c_str(),
-              ple ? "GGUF v3 F32, no tokenizer (run it with -z tokenizer.bin)" : format_name(ModelFormat::kLlama2cV0),
+              gguf ? "GGUF v3 F32, no tokenizer (run it with -z tokenizer.bin)" : format_name(ModelFormat::kLlama2cV0),
               static_cast<unsigned long long>(total));
   return kExitOk;
 }

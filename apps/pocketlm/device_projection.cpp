@@ -15,7 +15,7 @@ double macs_per_token(const ModelSpec& spec) {
   double macs = 0;
   for (int i = 0; i < spec.tensor_count(); ++i) {
     const TensorInfo t = spec.tensor(i);
-    if (role_info(t.role).use == TensorUse::kMatmul) macs += double(t.numel());  // a row-gather table: no arithmetic
+    if (t.schema->use == TensorUse::kMatmul) macs += double(t.numel());  // a row-gather table: no arithmetic
   }
   if (spec.shared_classifier) macs += double(spec.tensor(TensorRole::kTokenEmbedding, -1).numel());
   return macs;

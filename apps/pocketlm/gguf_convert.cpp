@@ -180,8 +180,8 @@ Status parse_tensor_types(const std::vector<std::string>& values, const ModelSpe
     const std::string role = v.substr(0, eq), type = eq == std::string::npos ? "" : v.substr(eq + 1);
     int found = -1;
     for (int r = 0; r < kTensorRoleCount; ++r)
-      if (role == role_name(static_cast<K>(r)) && spec.has(static_cast<K>(r)) &&
-          role_info(static_cast<K>(r)).use != TensorUse::kNorm && role_info(static_cast<K>(r)).gguf_name)
+      if (role == spec.role(static_cast<K>(r)).name && spec.has(static_cast<K>(r)) &&
+          spec.role(static_cast<K>(r)).use != TensorUse::kNorm && spec.role(static_cast<K>(r)).gguf_name)
         found = r;
     if (eq == std::string::npos || !is_gguf_type(type))
       return Status::error(StatusCode::kInvalidArgument,
@@ -210,7 +210,7 @@ std::vector<OutTensor> plan_tensors(const ModelSpec& spec, const std::uint32_t* 
     OutTensor t;
     t.source = spec.tensor(role, layer);
     char name[64];
-    gguf_tensor_name(role, layer, name, sizeof name);
+    gguf_tensor_name(*t.source.schema, layer, name, sizeof name);
     t.name = name;
     t.type = kGgmlF32;
     if (t.source.rows > 1) {
@@ -219,18 +219,22 @@ std::vector<OutTensor> plan_tensors(const ModelSpec& spec, const std::uint32_t* 
       if (t.type == kGgmlIQ4_XS && t.source.cols % kIQ4_XSBlock != 0) t.type = kGgmlQ4_0;
       if ((t.type == kGgmlQ8_0 || t.type == kGgmlQ4_0) && t.source.cols % 32 != 0) t.type = kGgmlF16;
       if (t.type != wanted && layer <= 0)
-        fallbacks->push_back({layer < 0 ? t.name : std::string("blk.N") + (role_info(role).gguf_name + 6), t.type});
+        fallbacks->push_back({layer < 0 ? t.name : std::string("blk.N") + (t.source.schema->gguf_name + 6), t.type});
     }
     out.push_back(t);
   };
-  const auto written = [&spec](K role) { return spec.has(role) && role_info(role).gguf_name != nullptr; };
+  const auto written = [&spec](K role) { return spec.has(role) && spec.role(role).gguf_name != nullptr; };
+  // Role by role in the order of their ids (the shared ones, then the kind's), as llama.cpp
+  // groups them: the globals a token reads first, the layers, the other globals.
+  const Architecture* arch = spec.schema();
+  const auto first = [arch](K role) { return arch && read_before_layers(*arch, role); };
   for (int r = 0; r < kTensorRoleCount; ++r)
-    if (read_before_layers(K(r)) && written(K(r))) add(K(r), -1);
+    if (first(K(r)) && written(K(r))) add(K(r), -1);
   for (int l = 0; l < spec.config.n_layers; ++l)
     for (int r = 0; r < kTensorRoleCount; ++r)
       if (is_per_layer(K(r)) && written(K(r))) add(K(r), l);
   for (int r = 0; r < kTensorRoleCount; ++r)
-    if (!is_per_layer(K(r)) && !read_before_layers(K(r)) && written(K(r))) add(K(r), -1);
+    if (!is_per_layer(K(r)) && !first(K(r)) && written(K(r))) add(K(r), -1);
   return out;
 }
 

@@ -22,7 +22,7 @@ Status TensorRows::read(const TensorInfo& t, std::uint64_t row, std::size_t n, c
   scales_.resize(n * rs / sizeof(float) + 1);
   f32_.resize(count);
   POCKETLM_TRY(in_.read(t.offset + row * rv, raw_.data(), raw_.size()));
-  if (rs) POCKETLM_TRY(in_.read(t.scales_offset + row * rs, scales_.data(), n * rs));
+  if (rs) POCKETLM_TRY(in_.read(t.scales_offset() + row * rs, scales_.data(), n * rs));
   type_traits(t.type).dequantize(raw_.data(), rs ? scales_.data() : nullptr, static_cast<int>(count), t.group,
                                  f32_.data());
   for (std::size_t i = 0; i < count; ++i) {
@@ -39,11 +39,11 @@ Status TensorRows::read(const TensorInfo& t, std::uint64_t row, std::size_t n, c
 std::string TensorRows::name(const TensorInfo& t) const {
   char buf[64];
   if (spec_.format == ModelFormat::kGguf)
-    gguf_tensor_name(t.role, t.layer, buf, sizeof buf);
+    gguf_tensor_name(*t.schema, t.layer, buf, sizeof buf);
   else if (t.layer >= 0)
-    std::snprintf(buf, sizeof buf, "%s (layer %d)", role_name(t.role), t.layer);
+    std::snprintf(buf, sizeof buf, "%s (layer %d)", t.schema->name, t.layer);
   else
-    std::snprintf(buf, sizeof buf, "%s", role_name(t.role));
+    std::snprintf(buf, sizeof buf, "%s", t.schema->name);
   return buf;
 }
 

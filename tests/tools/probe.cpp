@@ -110,34 +110,52 @@ const char* use_name(TensorUse u) {
   }
 }
 
-int schema() {
-  nlohmann::json roles = nlohmann::json::array();
-  for (const RoleInfo& r : kRoleTable)
-    roles.push_back({{"name", r.name},
-                     {"gguf_name", r.gguf_name ? nlohmann::json(r.gguf_name) : nlohmann::json(nullptr)},
-                     {"per_layer", r.per_layer},
-                     {"use", use_name(r.use)},
-                     {"shape", {extent_name(r.rows), extent_name(r.cols)}},
-                     {"order", r.order}});
-  nlohmann::json archs = nlohmann::json::array();
+// Every architecture this build knows.
+std::vector<const Architecture*> architectures() {
+  std::vector<const Architecture*> out;
   char names[256];
   architecture_names(names, sizeof names);
   for (std::string_view rest = names; !rest.empty();) {
     const std::size_t cut = rest.find(", ");
-    const std::string name(rest.substr(0, cut));
+    out.push_back(find_architecture(std::string(rest.substr(0, cut)).c_str()));
     rest = cut == std::string_view::npos ? std::string_view() : rest.substr(cut + 2);
-    const Architecture* a = find_architecture(name.c_str());
+  }
+  return out;
+}
+
+// One role's row as the schema prints it; a kind parameter in a shape by the kind's name for it.
+nlohmann::json role_json(const RoleInfo& r, const char* const* params) {
+  char rows[48], cols[48];
+  return {{"name", r.name},
+          {"gguf_name", r.gguf_name ? nlohmann::json(r.gguf_name) : nlohmann::json(nullptr)},
+          {"per_layer", r.per_layer},
+          {"use", use_name(r.use)},
+          {"shape", {extent_name(r.rows, params, rows, sizeof rows), extent_name(r.cols, params, cols, sizeof cols)}}};
+}
+
+int schema() {
+  // The shared rows, then each kind's own, in role-id order.
+  nlohmann::json roles = nlohmann::json::array();
+  for (const RoleInfo& r : kRoleTable) roles.push_back(role_json(r, nullptr));
+  nlohmann::json archs = nlohmann::json::array();
+  for (const Architecture* a : architectures()) {
+    for (const RoleInfo& r : a->kind_roles) {
+      bool listed = false;  // a kind that extends another shares its rows
+      for (const nlohmann::json& j : roles) listed = listed || (r.name && j["name"] == r.name);
+      if (r.name && !listed) roles.push_back(role_json(r, a->param_names));
+    }
     nlohmann::json keys = nlohmann::json::array(), arch_roles = nlohmann::json::array(),
-                   required = nlohmann::json::array();
+                   required = nlohmann::json::array(), order = nlohmann::json::array();
     for (int i = 0; i < a->key_count; ++i)
-      keys.push_back({{"suffix", a->keys[i].suffix}, {"field", config_field_name(a->keys[i].field)},
+      keys.push_back({{"suffix", a->keys[i].suffix}, {"field", config_field_name(*a, a->keys[i].field)},
                       {"required", a->keys[i].required}});
     for (int r = 0; r < kTensorRoleCount; ++r) {
       const auto role = static_cast<TensorRole>(r);
-      if (a->roles & role_bit(role)) arch_roles.push_back(role_name(role));
-      if (a->required & role_bit(role)) required.push_back(role_name(role));
+      if (a->roles & role_bit(role)) arch_roles.push_back(role_info(*a, role).name);
+      if (a->required & role_bit(role)) required.push_back(role_info(*a, role).name);
     }
-    archs.push_back({{"name", a->name}, {"keys", keys}, {"roles", arch_roles}, {"required", required}});
+    for (int i = 0; i < a->forward_count; ++i) order.push_back(role_info(*a, a->forward[i]).name);
+    archs.push_back({{"name", a->name}, {"keys", keys}, {"roles", arch_roles}, {"required", required}, {"order", order}});
   }
   std::printf("%s\n", nlohmann::json({{"roles", roles}, {"architectures", archs}}).dump(1).c_str());
   return 0;

@@ -3,50 +3,16 @@
 #include <cstring>
 
 #include "pocketlm/base/format.h"
+#include "pocketlm/format/ple_schema.h"
 
 namespace pocketlm {
 
 namespace {
 
-constexpr std::uint32_t kLlamaRequired =
-    role_bit(TensorRole::kTokenEmbedding) | role_bit(TensorRole::kRmsAtt) | role_bit(TensorRole::kWq) |
-    role_bit(TensorRole::kWk) | role_bit(TensorRole::kWv) | role_bit(TensorRole::kWo) | role_bit(TensorRole::kRmsFfn) |
-    role_bit(TensorRole::kW1) | role_bit(TensorRole::kW2) | role_bit(TensorRole::kW3) | role_bit(TensorRole::kRmsFinal);
+constexpr const Architecture& kLlama = kLlamaArchitecture;
 
-// llama.cpp's LLM_ARCH_LLAMA keys; head_count_kv defaults to head_count, vocab_size to the
-// embedding table's rows (both checked where they are known).
-constexpr Architecture kLlama = {
-    "llama",
-    {{"embedding_length", ConfigField::kDim, true},
-     {"feed_forward_length", ConfigField::kHiddenDim, true},
-     {"block_count", ConfigField::kLayers, true},
-     {"attention.head_count", ConfigField::kHeads, true},
-     {"attention.head_count_kv", ConfigField::kKvHeads, false},
-     {"context_length", ConfigField::kSeqLen, true},
-     {"vocab_size", ConfigField::kVocab, false}},
-    7,
-    kLlamaRequired | role_bit(TensorRole::kWcls),  // output.weight: absent when tied to the embedding
-    kLlamaRequired,
-};
-
-// A kind that extends `base`: its keys plus `key`, its roles plus `roles` (all required).
-constexpr Architecture extend(const Architecture& base, const char* name, ArchitectureKey key, std::uint32_t roles) {
-  Architecture a = base;
-  a.name = name;
-  a.keys[a.key_count++] = key;
-  a.roles |= roles;
-  a.required |= roles;
-  return a;
-}
-
-// pocketlm's per-layer-embedding models (model/ple.h): llama's keys and tensors under its own
-// prefix, P from embedding_length_per_layer_input, and the PLE tensors.
-constexpr Architecture kPle = extend(
-    kLlama, "pocketlm-ple", {"embedding_length_per_layer_input", ConfigField::kPerLayerDim, true},
-    role_bit(TensorRole::kPleTable) | role_bit(TensorRole::kPleProj) | role_bit(TensorRole::kPleProjNorm) |
-        role_bit(TensorRole::kPleGate) | role_bit(TensorRole::kPleOut) | role_bit(TensorRole::kPlePostNorm));
-
-constexpr const Architecture* kBuiltIn[] = {&kLlama, &kPle};
+// The kinds compiled in: one row each (a kind's own architecture row is in its schema file).
+constexpr const Architecture* kBuiltIn[] = {&kLlama, &kPleArchitecture};
 
 constexpr int kMaxAdded = 4;
 const Architecture* g_added[kMaxAdded] = {};
@@ -63,21 +29,40 @@ int* config_field(ModelConfig* c, ConfigField f) {
     case ConfigField::kKvHeads: return &c->n_kv_heads;
     case ConfigField::kSeqLen: return &c->seq_len;
     case ConfigField::kVocab: return &c->vocab_size;
-    case ConfigField::kPerLayerDim: return &c->per_layer_dim;
     default: return &c->kind_params[static_cast<int>(f) - static_cast<int>(ConfigField::kKindParam0)];
   }
 }
 
-const char* config_field_name(ConfigField f) {
+const char* config_field_name(const Architecture& arch, ConfigField f) {
   static const char* const kNames[] = {"dim",           "hidden_dim",     "n_layers",       "n_heads",
-                                       "n_kv_heads",    "seq_len",        "vocab_size",     "per_layer_dim",
-                                       "kind_params[0]", "kind_params[1]", "kind_params[2]", "kind_params[3]"};
+                                       "n_kv_heads",    "seq_len",        "vocab_size",     "kind_params[0]",
+                                       "kind_params[1]", "kind_params[2]", "kind_params[3]"};
   static_assert(sizeof kNames / sizeof *kNames == static_cast<int>(ConfigField::kKindParam3) + 1);
+  const int i = static_cast<int>(f) - static_cast<int>(ConfigField::kKindParam0);
+  if (i >= 0 && arch.param_names[i]) return arch.param_names[i];
   return kNames[static_cast<int>(f)];
 }
 
 const Architecture& llama_architecture() { return kLlama; }
-const Architecture& ple_architecture() { return kPle; }
+
+const RoleInfo& role_info(const Architecture& arch, TensorRole role) {
+  return is_kind_role(role) ? arch.kind_roles[kind_role_index(role)] : role_info(role);
+}
+
+int forward_index(const Architecture& arch, TensorRole role) {
+  for (int i = 0; i < arch.forward_count; ++i)
+    if (arch.forward[i] == role) return i;
+  return -1;
+}
+
+bool read_before_layers(const Architecture& arch, TensorRole role) {
+  if (is_per_layer(role)) return false;
+  for (int i = 0; i < arch.forward_count; ++i) {
+    if (arch.forward[i] == role) return true;
+    if (is_per_layer(arch.forward[i])) return false;
+  }
+  return false;
+}
 
 const Architecture* find_architecture(const char* name) {
   for (const Architecture* a : kBuiltIn)

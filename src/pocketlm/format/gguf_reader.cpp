@@ -230,10 +230,16 @@ Status read_config(const Parser& p, const Meta& m, ModelConfig* c, long long* vo
   if (c->n_layers > kMaxLayers)
     return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s = %d is more than %d layers", p.name(),
                          arch_key(m, "block_count", a), c->n_layers, kMaxLayers);
-  if (static_cast<long long>(c->n_layers) * c->per_layer_dim > kIntMax)
-    return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s = %d times %s = %d is more than %d per-layer values",
-                         p.name(), arch_key(m, "embedding_length_per_layer_input", a), c->per_layer_dim,
-                         arch_key(m, "block_count", b), c->n_layers, kIntMax);
+  // A kind parameter that sizes a tensor of all layers (an Extent n_layers x P) must keep
+  // n_layers x P an int, as the kind indexes it.
+  for (int i = 0; i < m.arch->key_count; ++i) {
+    const ArchitectureKey& k = m.arch->keys[i];
+    if (k.field < ConfigField::kKindParam0) continue;
+    const int v = config_value(*c, k.field);
+    if (static_cast<long long>(c->n_layers) * v > kIntMax)
+      return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s = %d times %s = %d is more than %d per-layer values",
+                           p.name(), arch_key(m, k.suffix, a), v, arch_key(m, "block_count", b), c->n_layers, kIntMax);
+  }
   if (c->dim % c->n_heads != 0)
     return Status::error(StatusCode::kBadFormat, "%s: GGUF key %s = %d is not a multiple of %s = %d", p.name(),
                          arch_key(m, "embedding_length", a), c->dim, arch_key(m, "attention.head_count", b), c->n_heads);
@@ -283,8 +289,9 @@ struct TensorEntry {
 // "blk.12.attn_q.weight" -> kWq, 12; false for any other name.
 bool match_name(const char* name, const Architecture& arch, TensorRole* role, int* layer) {
   for (int r = 0; r < kTensorRoleCount; ++r) {
-    const RoleInfo& info = role_info(static_cast<TensorRole>(r));
-    if (!info.gguf_name || !(arch.roles & role_bit(static_cast<TensorRole>(r)))) continue;
+    if (!(arch.roles & role_bit(static_cast<TensorRole>(r)))) continue;
+    const RoleInfo& info = role_info(arch, static_cast<TensorRole>(r));
+    if (!info.gguf_name) continue;
     if (!info.per_layer) {
       if (std::strcmp(name, info.gguf_name) != 0) continue;
       *role = static_cast<TensorRole>(r);
@@ -352,7 +359,8 @@ POCKETLM_FRAME Status read_tensor_entry(Parser& p, std::uint64_t index, const Mo
                          p.name(), e->name, ggml_type_name(e->ggml_type), static_cast<unsigned>(e->ggml_type));
   // rmsnorm reads its weights as an f32 vector (llama.cpp writes norms F32 too); refused here,
   // where the file and the tensor's name are known.
-  if (role_info(e->role).use == TensorUse::kNorm && type != TensorType::kF32)
+  const RoleInfo& info = role_info(arch, e->role);
+  if (info.use == TensorUse::kNorm && type != TensorType::kF32)
     return Status::error(StatusCode::kUnsupported, "%s: GGUF tensor %s has type %s; norm weights must be F32",
                          p.name(), e->name, ggml_type_name(e->ggml_type));
   const int block = block_elements(type, 0);
@@ -366,19 +374,20 @@ POCKETLM_FRAME Status read_tensor_entry(Parser& p, std::uint64_t index, const Mo
                          static_cast<unsigned long long>(e->offset), static_cast<unsigned>(alignment));
   // The shape a llama model of this config has (the vocabulary is checked once it is known).
   std::uint64_t rows = 0, cols = 0;
-  role_shape(c, e->role, &rows, &cols);
-  const bool vocab_rows = role_info(e->role).rows == Extent::kVocab;
+  role_shape(c, info, &rows, &cols);
+  const bool vocab_rows = info.rows == Extent::kVocab;
   if (e->cols != cols || (!vocab_rows && e->rows != rows)) {
-    // The config fields the expected shape comes from: "(columns: n_layers x per_layer_dim)".
+    // The config fields the expected shape comes from: "(columns: n_layers x <a kind parameter>)".
     const bool cols_wrong = e->cols != cols;
-    const Extent wrong = cols_wrong ? role_info(e->role).cols : role_info(e->role).rows;
+    const Extent wrong = cols_wrong ? info.cols : info.rows;
+    char wrong_name[48];
     char expected_rows[24] = "vocab_size";
     if (!vocab_rows) format_to(expected_rows, sizeof expected_rows, "%llu", static_cast<unsigned long long>(rows));
     return Status::error(StatusCode::kBadFormat,
                          "%s: GGUF tensor %s has shape [%llu, %llu] (rows, columns); expected [%s, %llu] (%s: %s)",
                          p.name(), e->name, static_cast<unsigned long long>(e->rows),
                          static_cast<unsigned long long>(e->cols), expected_rows, static_cast<unsigned long long>(cols),
-                         cols_wrong ? "columns" : "rows", extent_name(wrong));
+                         cols_wrong ? "columns" : "rows", extent_name(wrong, arch.param_names, wrong_name, sizeof wrong_name));
   }
   return Status();
 }
@@ -392,12 +401,12 @@ POCKETLM_FRAME Status scan_tensors(Parser& p, std::uint64_t count, const ModelCo
     RoleSeen& s = seen[static_cast<int>(e.role)];
     if (s.count > 0 && (s.ggml_type != e.ggml_type || s.rows != e.rows)) {
       char first[kNameCap];
-      gguf_tensor_name(e.role, s.off[0] != UINT64_MAX ? 0 : -1, first, sizeof first);
+      gguf_tensor_name(role_info(arch, e.role), s.off[0] != UINT64_MAX ? 0 : -1, first, sizeof first);
       return Status::error(StatusCode::kUnsupported,
                            "%s: GGUF tensor %s has type %s and %llu rows but an earlier %s has %s and %llu: pocketlm "
                            "needs one type per kind of tensor",
                            p.name(), e.name, ggml_type_name(e.ggml_type), static_cast<unsigned long long>(e.rows),
-                           role_info(e.role).gguf_name, ggml_type_name(s.ggml_type),
+                           role_info(arch, e.role).gguf_name, ggml_type_name(s.ggml_type),
                            static_cast<unsigned long long>(s.rows));
     }
     if (s.count > 0 && e.layer < 0)
@@ -451,7 +460,7 @@ POCKETLM_FRAME Status check_layers(Parser& p, std::uint64_t count, const ModelCo
     for (int l = 0; l < c.n_layers; ++l) {
       if (present[layer_slot(role)][l / 64] & (std::uint64_t{1} << (l % 64))) continue;
       char name[kNameCap];
-      gguf_tensor_name(static_cast<TensorRole>(r), l, name, sizeof name);
+      gguf_tensor_name(role_info(arch, role), l, name, sizeof name);
       return Status::error(StatusCode::kBadFormat, "%s: GGUF tensor %s is missing", p.name(), name);
     }
   }
@@ -483,8 +492,8 @@ POCKETLM_FRAME Status check_overlaps(const Storage& s, const ModelSpec& spec) {
     ++next[best];
     if (best_t.offset < prev_end) {
       char a[kNameCap], b[kNameCap];
-      gguf_tensor_name(prev_role, prev_layer, a, sizeof a);
-      gguf_tensor_name(best_t.role, best_t.layer, b, sizeof b);
+      gguf_tensor_name(spec.role(prev_role), prev_layer, a, sizeof a);
+      gguf_tensor_name(*best_t.schema, best_t.layer, b, sizeof b);
       return Status::error(StatusCode::kBadFormat,
                            "%s: GGUF tensor %s (file offset %llu) overlaps tensor %s, which ends at offset %llu",
                            s.name(), b, static_cast<unsigned long long>(best_t.offset), a,
@@ -591,14 +600,14 @@ POCKETLM_FRAME Status check_vocab(const Storage& s, const RoleSeen* seen, const 
 }
 
 // Layer spacing from layers 0 and 1 of every per-layer role.
-POCKETLM_FRAME Status layer_strides(const Storage& s, const ModelConfig& c, RoleSeen* seen) {
+POCKETLM_FRAME Status layer_strides(const Storage& s, const ModelConfig& c, const Architecture& arch, RoleSeen* seen) {
   for (int r = 0; r < kTensorRoleCount; ++r) {
     RoleSeen& e = seen[r];
     const auto role = static_cast<TensorRole>(r);
     if (e.count == 0 || !is_per_layer(role) || c.n_layers < 2) continue;
     char a[kNameCap], b[kNameCap];
-    gguf_tensor_name(role, 0, a, sizeof a);
-    gguf_tensor_name(role, 1, b, sizeof b);
+    gguf_tensor_name(role_info(arch, role), 0, a, sizeof a);
+    gguf_tensor_name(role_info(arch, role), 1, b, sizeof b);
     if (e.off[0] == UINT64_MAX || e.off[1] == UINT64_MAX)
       return Status::error(StatusCode::kBadFormat, "%s: GGUF tensor %s is missing", s.name(),
                            e.off[0] == UINT64_MAX ? a : b);
@@ -630,7 +639,7 @@ POCKETLM_FRAME Status add_roles(const Storage& s, const RoleSeen* seen, std::uin
     if (!checked_add(data_start, e.off[0], &begin) ||
         !spec->add_role_strided(role, type, 0, e.rows, e.cols, begin, e.stride, &end) || end > s.size()) {
       char name[kNameCap];
-      gguf_tensor_name(role, is_per_layer(role) ? spec->config.n_layers - 1 : -1, name, sizeof name);
+      gguf_tensor_name(spec->role(role), is_per_layer(role) ? spec->config.n_layers - 1 : -1, name, sizeof name);
       return Status::error(StatusCode::kBadFormat,
                            "%s: GGUF tensor %s (%s [%llu, %llu]) runs past the end of the file (%llu bytes)", s.name(),
                            name, ggml_type_name(e.ggml_type), static_cast<unsigned long long>(e.rows),
@@ -656,11 +665,11 @@ POCKETLM_FRAME Status read_gguf_tensors(Storage& storage, unsigned char* buffer,
     const auto role = static_cast<TensorRole>(r);
     if (!(layout.arch->required & role_bit(role)) || seen[r].count > 0) continue;
     char name[kNameCap];
-    gguf_tensor_name(role, is_per_layer(role) ? 0 : -1, name, sizeof name);
+    gguf_tensor_name(role_info(*layout.arch, role), is_per_layer(role) ? 0 : -1, name, sizeof name);
     return Status::error(StatusCode::kBadFormat, "%s: GGUF tensor %s is missing", storage.name(), name);
   }
   POCKETLM_TRY(check_vocab(storage, seen, layout, spec));
-  POCKETLM_TRY(layer_strides(storage, c, seen));
+  POCKETLM_TRY(layer_strides(storage, c, *layout.arch, seen));
   {
     Parser again(storage, layout.infos_offset, buffer);
     POCKETLM_TRY(check_layers(again, layout.tensor_count, c, *layout.arch, layout.alignment, seen));

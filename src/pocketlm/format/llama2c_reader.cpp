@@ -48,14 +48,14 @@ Status layout(const Storage& s, ModelSpec* spec, const TensorRole* order, int co
   for (int i = 0; i < count; ++i) {
     const TensorRole role = order[i];
     std::uint64_t rows = 0, cols = 0;
-    role_shape(spec->config, role, &rows, &cols);
+    role_shape(spec->config, spec->role(role), &rows, &cols);
     const bool q80 = spec->format == ModelFormat::kLlama2cV2 && rows > 1;
     if (!spec->add_role(role, q80 ? TensorType::kQ80 : TensorType::kF32, q80 ? spec->group_size : 0, rows, cols,
                         offset, &offset))
       return Status::error(StatusCode::kBadFormat,
                            "%s: header implies a size that overflows 64 bits (tensor %s, dim %d, hidden_dim %d, "
                            "n_layers %d, vocab_size %d)",
-                           s.name(), role_name(role), spec->config.dim, spec->config.hidden_dim,
+                           s.name(), spec->role(role).name, spec->config.dim, spec->config.hidden_dim,
                            spec->config.n_layers, spec->config.vocab_size);
   }
   *end = offset;

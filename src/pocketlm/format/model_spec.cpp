@@ -1,7 +1,9 @@
 #include "pocketlm/format/model_spec.h"
 
 #include "pocketlm/base/checked.h"
+#include "pocketlm/base/format.h"
 #include "pocketlm/base/status.h"
+#include "pocketlm/format/architecture.h"
 
 namespace pocketlm {
 
@@ -24,31 +26,46 @@ std::uint64_t extent(const ModelConfig& c, Extent e) {
     case Extent::kVocab: return static_cast<std::uint64_t>(c.vocab_size);
     case Extent::kSeqLen: return static_cast<std::uint64_t>(c.seq_len);
     case Extent::kHalfHead: return static_cast<std::uint64_t>(c.head_size() / 2);
-    case Extent::kPerLayerDim: return static_cast<std::uint64_t>(c.per_layer_dim);
-    case Extent::kAllLayersPerLayerDim:  // both ints: the product fits 64 bits
-      return static_cast<std::uint64_t>(c.n_layers) * static_cast<std::uint64_t>(c.per_layer_dim);
+    default: break;
   }
-  return 0;
+  const int i = static_cast<int>(e) - static_cast<int>(Extent::kParam0);
+  if (i < 0 || e >= Extent::kEnd) return 0;
+  const auto param = static_cast<std::uint64_t>(c.kind_params[i % kMaxKindParams]);
+  // Both ints: the product fits 64 bits.
+  return i < kMaxKindParams ? param : static_cast<std::uint64_t>(c.n_layers) * param;
 }
 
-const char* extent_name(Extent e) {
-  switch (e) {
-    case Extent::kOne: return "1";
-    case Extent::kDim: return "dim";
-    case Extent::kHiddenDim: return "hidden_dim";
-    case Extent::kKvDim: return "kv_dim";
-    case Extent::kVocab: return "vocab_size";
-    case Extent::kSeqLen: return "seq_len";
-    case Extent::kHalfHead: return "head_size / 2";
-    case Extent::kPerLayerDim: return "per_layer_dim";
-    case Extent::kAllLayersPerLayerDim: return "n_layers x per_layer_dim";
+const char* extent_name(Extent e, const char* const* param_names, char* out, std::size_t cap) {
+  static const char* const kShared[] = {"1", "dim", "hidden_dim", "kv_dim", "vocab_size", "seq_len", "head_size / 2"};
+  static_assert(sizeof kShared / sizeof *kShared == static_cast<int>(Extent::kParam0));
+  const int i = static_cast<int>(e) - static_cast<int>(Extent::kParam0);
+  if (i < 0) {
+    format_to(out, cap, "%s", kShared[static_cast<int>(e)]);
+  } else {
+    const int p = i % kMaxKindParams;
+    char param[24];
+    if (param_names && param_names[p])
+      format_to(param, sizeof param, "%s", param_names[p]);
+    else
+      format_to(param, sizeof param, "kind_params[%d]", p);
+    format_to(out, cap, "%s%s", i < kMaxKindParams ? "" : "n_layers x ", param);
   }
-  return "?";
+  return out;
 }
 
-void role_shape(const ModelConfig& c, TensorRole role, std::uint64_t* rows, std::uint64_t* cols) {
-  *rows = extent(c, role_info(role).rows);
-  *cols = extent(c, role_info(role).cols);
+void role_shape(const ModelConfig& c, const RoleInfo& row, std::uint64_t* rows, std::uint64_t* cols) {
+  *rows = extent(c, row.rows);
+  *cols = extent(c, row.cols);
+}
+
+const Architecture* ModelSpec::schema() const { return find_architecture(architecture); }
+
+const RoleInfo& ModelSpec::role(TensorRole r) const {
+  if (!is_kind_role(r)) return role_info(r);
+  static constexpr RoleInfo kUnknown = {"?", nullptr, false, TensorUse::kUnused, Extent::kOne, Extent::kOne,
+                                        region::kUnused};
+  const Architecture* a = schema();
+  return a && a->kind_roles[kind_role_index(r)].name ? a->kind_roles[kind_role_index(r)] : kUnknown;
 }
 
 bool ModelSpec::add_role(TensorRole role, TensorType type, int group, std::uint64_t rows, std::uint64_t cols,
@@ -117,6 +134,7 @@ TensorInfo ModelSpec::tensor(TensorRole role, int layer) const {
   const RoleEntry& e = roles_[static_cast<int>(role)];
   TensorInfo t;
   t.role = role;
+  t.schema = &this->role(role);
   t.layer = is_per_layer(role) ? layer : -1;
   t.rows = e.rows;
   t.cols = e.cols;
@@ -126,7 +144,6 @@ TensorInfo ModelSpec::tensor(TensorRole role, int layer) const {
   t.offset = e.base + (t.layer < 0 ? 0 : static_cast<std::uint64_t>(t.layer) * e.stride);
   t.value_bytes = e.value_bytes;
   t.scale_bytes = e.scale_bytes;
-  t.scales_offset = e.scale_bytes ? t.offset + e.value_bytes : 0;
   return t;
 }
 
@@ -136,7 +153,7 @@ Status check_tensors_addressable(const char* name, const ModelSpec& spec, std::u
     if (t.bytes() <= max_bytes) continue;
     return Status::error(StatusCode::kOutOfMemory,
                          "%s: tensor %s is %llu bytes, more than this machine can address (%llu bytes at most)", name,
-                         role_name(t.role), static_cast<unsigned long long>(t.bytes()),
+                         t.schema->name, static_cast<unsigned long long>(t.bytes()),
                          static_cast<unsigned long long>(max_bytes));
   }
   return Status();

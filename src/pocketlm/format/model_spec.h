@@ -3,6 +3,7 @@
 // reader (format/model_reader.h) produces one; everything after the reader is format-agnostic.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "pocketlm/base/status.h"
@@ -11,9 +12,9 @@
 
 namespace pocketlm {
 
-// Hyperparameters a model kind may add to the Llama family's (ModelConfig::kind_params).
-inline constexpr int kMaxKindParams = 4;
-// Layers a model may have (llama.cpp's limit on block_count); per-layer tables are sized by it.
+struct Architecture;  // format/architecture.h (which includes this file)
+
+// Layers a model may have (llama.cpp's limit on block_count); tables of layers are sized by it.
 inline constexpr int kMaxLayers = 512;
 
 enum class ModelFormat { kLlama2cV0, kLlama2cV1, kLlama2cV2, kGguf };
@@ -30,14 +31,11 @@ struct ModelConfig {
   int n_kv_heads = 0;  // key/value heads (GQA when < n_heads)
   int vocab_size = 0;
   int seq_len = 0;     // maximum context, tokens
-  // Fixed in llama2.c (run.c's constants); carried by GGUF and PLE models.
+  // Fixed in llama2.c (run.c's constants); carried by GGUF files.
   float rms_eps = 1e-5f;         // RMSNorm epsilon
   float rope_theta = 10000.0f;   // RoPE base frequency
   int bos_id = 1;       // begin-of-sequence token; generating it ends a run (run.c)
   int eos_id = 2;       // end-of-sequence token
-  // P of a per-layer-embedding model (model/ple.h): the width of each layer's slice of the
-  // per-layer table and of its gate; 0 for kinds without one.
-  int per_layer_dim = 0;
   // A kind's own hyperparameters, as its architecture names them (format/architecture.h):
   // 0 where the file does not give one.
   int kind_params[kMaxKindParams] = {};
@@ -47,18 +45,21 @@ struct ModelConfig {
 };
 
 // One tensor of the file. Matrices are row-major [rows, cols] = [out, in]; vectors have
-// rows == 1. Types with a separate scale stream (q80) keep it at scales_offset.
+// rows == 1. Types with a separate scale stream (q80) keep it at scales_offset().
+// (The small fields first: 64 bytes on 64-bit hosts, as many as the stream table holds.)
 struct TensorInfo {
   TensorRole role = TensorRole::kCount;
-  int layer = -1;  // -1 for tensors shared by all layers
-  std::uint64_t rows = 0, cols = 0;
   TensorType type = TensorType::kF32;
-  int group = 0;                   // elements per block for types whose block is per tensor
+  int layer = -1;  // -1 for tensors shared by all layers
+  int group = 0;   // elements per block for types whose block is per tensor
+  const RoleInfo* schema = nullptr;  // the role's row in the spec's architecture (ModelSpec::role)
+  std::uint64_t rows = 0, cols = 0;
   std::uint64_t offset = 0;        // file offset of the values
   std::uint64_t value_bytes = 0;
-  std::uint64_t scales_offset = 0;
   std::uint64_t scale_bytes = 0;   // 0 for types without a scale stream
   std::uint64_t bytes() const { return value_bytes + scale_bytes; }
+  // The file offset of the scale stream, right after the values (0: the type has none).
+  std::uint64_t scales_offset() const { return scale_bytes ? offset + value_bytes : 0; }
   std::uint64_t numel() const { return rows * cols; }
 };
 
@@ -94,6 +95,12 @@ struct ModelSpec {
   // The tensor of `role` for `layer` (ignored for global roles). The role must be present.
   TensorInfo tensor(TensorRole role, int layer) const;
   bool has(TensorRole role) const { return roles_[static_cast<int>(role)].present; }
+  // The row of `role` in this spec's architecture (a shared row, or the kind's own; for a kind
+  // role of an architecture this build does not know, a row that reads nothing).
+  const RoleInfo& role(TensorRole role) const;
+  // The architecture row of `architecture` (format/architecture.h); null if this build does not
+  // know it.
+  const Architecture* schema() const;
   TensorType type(TensorRole role) const { return roles_[static_cast<int>(role)].type; }
 
   // Back to a default-constructed spec (no roles), without a temporary on the stack.
@@ -128,10 +135,12 @@ struct ModelSpec {
 
 // The value of one shape dimension under `config` (Extent::kOne: 1).
 std::uint64_t extent(const ModelConfig& config, Extent e);
-// The config field(s) an extent is made of ("dim", "n_layers x per_layer_dim"), for messages.
-const char* extent_name(Extent e);
-// The shape of `role` under `config` (rows, cols) in llama2.c's layout (the role table's).
-void role_shape(const ModelConfig& config, TensorRole role, std::uint64_t* rows, std::uint64_t* cols);
+// The config field(s) an extent is made of ("dim", "n_layers x <name>": a kind parameter by
+// the name `param_names` gives it, kind_params[i] if none), for messages and the trainer's
+// schema; into out[cap], which it returns.
+const char* extent_name(Extent e, const char* const* param_names, char* out, std::size_t cap);
+// The shape of a role with row `row` under `config` (rows, cols) in llama2.c's layout.
+void role_shape(const ModelConfig& config, const RoleInfo& row, std::uint64_t* rows, std::uint64_t* cols);
 
 // Refuses a model one of whose tensors (values plus q8_0 scales) is larger than `max_bytes`,
 // with a one-line kOutOfMemory error naming the file, the tensor and its size. The engine and

@@ -127,8 +127,10 @@ struct Kernels {
   void (*attention_batch)(const AttentionArgs& args);
   // SwiGLU: hb[i] = silu(hb[i]) * hb2[i].
   void (*swiglu)(float* hb, const float* hb2, int n);
-  // A per-layer-embedding model's gate (model/ple.h): g[i] = gelu(g[i]) * m[i], GELU in the
-  // engine's own float arithmetic (kernels/gelu.h), the same bits on every target.
+  // A GELU-gated product (GeGLU's elementwise step, as swiglu is SwiGLU's): g[i] = gelu(g[i]) *
+  // m[i], GELU in the engine's own float arithmetic (kernels/gelu.h), the same bits on every
+  // target. A kernel slot, not a kind's code: an activation any kind may use, which a backend
+  // may vectorize bit-identically like swiglu (kernels may not include a model kind's file).
   void (*gelu_gate)(float* g, const float* m, int n);
   // Batched matmul per weight type (kernels/batch.h); null = matmul_batch() tiles rows and runs
   // `matmul` per token over each tile.

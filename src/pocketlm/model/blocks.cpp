@@ -49,19 +49,24 @@ bool activation_row_bytes(TensorType act, std::uint64_t width, int group, std::u
   return group > 0 && checked_add(width, (g - width % g) % g, &padded) && type_bytes(act, padded, group, values, scales);
 }
 
-std::uint64_t widest_matmul_input(const ModelConfig& c) {
-  int widest = c.dim > c.hidden_dim ? c.dim : c.hidden_dim;
-  if (c.per_layer_dim > widest) widest = c.per_layer_dim;
-  return static_cast<std::uint64_t>(widest);
+std::uint64_t widest_matmul_input(const ModelSpec& spec) {
+  const ModelConfig& c = spec.config;
+  std::uint64_t widest = static_cast<std::uint64_t>(c.dim > c.hidden_dim ? c.dim : c.hidden_dim);
+  // A kind's own matrices may read other widths (the columns of each).
+  for (int i = 0; i < spec.tensor_count(); ++i) {
+    const TensorInfo t = spec.tensor(i);
+    if (t.schema->use == TensorUse::kMatmul && t.cols > widest) widest = t.cols;
+  }
+  return widest;
 }
 
 Status BlockOps::carve(const ModelSpec& spec, const Kernels& kernels, Arena& arena) {
   k_ = &kernels;
   eps_ = spec.config.rms_eps;
-  const std::uint64_t widest = widest_matmul_input(spec.config);
+  const std::uint64_t widest = widest_matmul_input(spec);
   for (int i = 0; i < spec.tensor_count(); ++i) {
     const TensorInfo t = spec.tensor(i);
-    if (t.rows <= 1 || *role_info(t.role).region == '\0') continue;
+    if (t.rows <= 1 || *t.schema->region == '\0') continue;
     const TensorType act = type_traits(t.type).activation;
     const int a = type_index(act);
     if (!type_traits(act).quantize) continue;  // f32 inputs are used as they are
@@ -71,14 +76,14 @@ Status BlockOps::carve(const ModelSpec& spec, const Kernels& kernels, Arena& are
       std::uint64_t values = 0, scales = 0;
       if (!activation_row_bytes(act, widest, group, &values, &scales))
         return Status::error(StatusCode::kBadFormat, "tensor %s: group size %d does not divide %llu",
-                             role_name(t.role), group, static_cast<unsigned long long>(widest));
+                             t.schema->name, group, static_cast<unsigned long long>(widest));
       unsigned char* v = nullptr;
       POCKETLM_TRY(carve_array(arena, region::kActivations, values, &v));
       input_values_[a] = v;
       POCKETLM_TRY(carve_array(arena, region::kActivations, scales / sizeof(float), &input_scales_[a]));
     } else if (group_[a] != group) {
       return Status::error(StatusCode::kUnsupported, "tensor %s: group size %d differs from the model's %d",
-                           role_name(t.role), group, group_[a]);
+                           t.schema->name, group, group_[a]);
     }
   }
   return Status();
@@ -288,20 +293,6 @@ void ffn_block(BlockOps& ops, const LayerWeights& w, const ModelConfig& c, const
   for (int t = 0; t < r.count; ++t) ops.kernels().swiglu(r.hb + t * shid, r.hb2 + t * shid, hidden);
   ops.matmul(r.xb, sdim, w[R::kW2], r.hb, shid, hidden, r.count);
   for (std::size_t i = 0; i < rows_dim; ++i) r.x[i] += r.xb[i];
-}
-
-void per_layer_block(BlockOps& ops, const LayerWeights& w, const ModelConfig& c, const TokenRows& r, const float* ple,
-                     std::size_t ple_stride, float* gate) {
-  using R = TensorRole;
-  const int dim = c.dim, p = c.per_layer_dim;
-  const auto sdim = static_cast<std::size_t>(dim), sp = static_cast<std::size_t>(p);
-  const std::size_t rows_dim = static_cast<std::size_t>(r.count) * sdim;
-  ops.matmul(gate, sp, w[R::kPleGate], r.x, sdim, dim, r.count);
-  for (int t = 0; t < r.count; ++t)
-    ops.kernels().gelu_gate(gate + static_cast<std::size_t>(t) * sp, ple + static_cast<std::size_t>(t) * ple_stride, p);
-  ops.matmul(r.xb, sdim, w[R::kPleOut], gate, sp, p, r.count);
-  for (std::size_t t = 0; t < rows_dim; t += sdim) ops.rmsnorm(r.xb2 + t, r.xb + t, w[R::kPlePostNorm].f32(), dim);
-  for (std::size_t i = 0; i < rows_dim; ++i) r.x[i] += r.xb2[i];
 }
 
 }  // namespace pocketlm

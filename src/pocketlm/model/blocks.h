@@ -1,8 +1,8 @@
 // The shared blocks of Llama-family decoders — RMSNorm, the attention block (QKV, RoPE,
 // grouped-query attention over the KV cache, output projection), the SwiGLU FFN block — and
 // the matmul dispatch under them (activations quantized once per input vector per activation
-// type; rows split over workers). Model kinds (model/llama.cpp, later a PLE model) compose
-// them into a forward pass that reads top to bottom, as llama2.c's run.c does.
+// type; rows split over workers). Model kinds (model/llama.cpp and each kind's
+// own file) compose them into a forward pass that reads top to bottom, as llama2.c's run.c does.
 #pragma once
 
 #include <cstdint>
@@ -58,9 +58,9 @@ struct DecoderState {
 bool activation_row_bytes(TensorType act, std::uint64_t width, int group, std::uint64_t* values,
                           std::uint64_t* scales);
 
-// The widest vector a matmul of a `c` model reads: dim, hidden_dim or a PLE model's
-// per_layer_dim (the input buffers are this wide).
-std::uint64_t widest_matmul_input(const ModelConfig& c);
+// The widest vector a matmul of a `spec` model reads: dim, hidden_dim or the columns of a
+// kind's own matrix (the input buffers are this wide).
+std::uint64_t widest_matmul_input(const ModelSpec& spec);
 
 // One matmul of a pass over `tokens` inputs: row t of the output (w.rows values) at
 // out + t * out_stride (out_stride is unused for one token).
@@ -180,11 +180,4 @@ void attention_block(BlockOps& ops, const LayerWeights& w, const ModelConfig& c,
 // For each row of r: x += w2 · (silu(w1 · xb) * (w3 · xb)) with xb = rmsnorm(x). (run.c's FFN
 // block.)
 void ffn_block(BlockOps& ops, const LayerWeights& w, const ModelConfig& c, const TokenRows& r);
-// A PLE model's per-layer block (model/ple.h), for each row t of r, on the raw residual:
-// g = gelu(ple_gate · x) * ple_t (ple_t = ple + t * ple_stride, per_layer_dim values),
-// y = ple_out · g, x += rmsnorm(y) with the ple_post_norm weights. `gate` holds r.count rows
-// of per_layer_dim floats; y and its norm use r.xb and r.xb2.
-void per_layer_block(BlockOps& ops, const LayerWeights& w, const ModelConfig& c, const TokenRows& r, const float* ple,
-                     std::size_t ple_stride, float* gate);
-
 }  // namespace pocketlm

@@ -1,7 +1,7 @@
 // Decoder: what every Llama-family kind shares behind the Model interface (model/model.h) —
 // the weights where the plan put them (PlacedWeights), the block ops, the run state of one
 // token and of a prefill block, the embedding lookup, the final RMSNorm and the classifier —
-// so that a kind (model/llama.cpp, a per-layer-embedding model) writes only its pass through
+// so that a kind (model/llama.cpp, or any kind of model/model_kind.cpp) writes only its pass through
 // the layers, once, over rows of tokens (model/blocks.h: TokenRows).
 #pragma once
 
@@ -37,7 +37,7 @@ class Decoder : public Model {
   std::uint64_t weight_bytes_per_token() const final { return weights_.bytes_per_token(); }
 
  protected:
-  // Reads the kind's own rows for tokens[0..count) (a PLE model's per-layer table rows) after
+  // Reads the kind's own rows for tokens[0..count) (the rows of its own row-gather tables) after
   // their embedding rows and before the first streamed weight is asked for; none by default.
   virtual void gather_rows(const std::int32_t* /*tokens*/, int /*count*/) {}
   // The kind's pass through its layers for the r.count tokens `tokens` at positions

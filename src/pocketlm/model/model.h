@@ -1,4 +1,4 @@
-// Model: one kind of decoder (llama, later a per-layer-embedding model) behind the interface a
+// Model: one kind of decoder (llama, or another of model/model_kind.cpp) behind the interface a
 // Session drives. A kind carves its weights and run state from the arena (the same code
 // measures the plan on a measuring arena), loads its weights, and runs one token at a time.
 // Kinds are registered in model/model_kind.cpp and chosen by ModelSpec::architecture.

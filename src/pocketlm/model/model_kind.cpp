@@ -2,15 +2,15 @@
 
 #include <cstring>
 
-#include "pocketlm/model/llama.h"
-#include "pocketlm/model/ple.h"
+#include "pocketlm/format/ple_schema.h"
 
 namespace pocketlm {
 
 namespace {
 
-const ModelKind kLlama = {&llama_architecture(), construct_model<LlamaModel>};
-const ModelKind kPle = {&ple_architecture(), construct_model<PleModel>};
+constexpr ModelKind kLlama = {&kLlamaArchitecture, construct_model<LlamaModel>};
+constexpr ModelKind kPle = {&kPleArchitecture, construct_model<PleModel>};
+// The kinds compiled in, one row each (kModelObjectBytes names their classes).
 constexpr const ModelKind* kBuiltIn[] = {&kLlama, &kPle};
 
 constexpr int kMaxAdded = 4;

@@ -8,14 +8,26 @@
 #include <new>
 
 #include "pocketlm/format/architecture.h"
+#include "pocketlm/model/llama.h"
 #include "pocketlm/model/model.h"
+#include "pocketlm/model/ple.h"
 
 namespace pocketlm {
 
-// Room a Session keeps for the model object itself (the weights and state live in the arena).
-// Mostly pointers and Matrix descriptors, so half as much on 32-bit targets, where the planner
-// keeps a measuring copy in a stack frame the bare-metal build bounds (-Wstack-usage).
-inline constexpr std::size_t kModelObjectBytes = sizeof(void*) >= 8 ? 1440 : 896;
+// The largest of the model classes T..., rounded up to 16 bytes.
+template <typename... T>
+constexpr std::size_t largest_model_bytes() {
+  std::size_t largest = 0;
+  ((largest = sizeof(T) > largest ? sizeof(T) : largest), ...);
+  return (largest + 15) / 16 * 16;
+}
+
+// Room a Session keeps for the model object itself (the weights and state live in the arena):
+// the largest of the kinds compiled in (their rows: model_kind.cpp). Mostly pointers and Matrix
+// descriptors, so about half as much on 32-bit targets, where the planner keeps a measuring
+// copy in a stack frame the bare-metal build bounds (-Wstack-usage). A kind added at run time
+// must fit (construct_model checks).
+inline constexpr std::size_t kModelObjectBytes = largest_model_bytes<LlamaModel, PleModel>();
 
 struct ModelKind {
   const Architecture* architecture;  // its file schema; architecture->name selects it
@@ -27,7 +39,7 @@ struct ModelKind {
 // ModelKind::construct for a Model class T.
 template <typename T>
 Model* construct_model(void* memory) {
-  static_assert(sizeof(T) <= kModelObjectBytes, "raise kModelObjectBytes");
+  static_assert(sizeof(T) <= kModelObjectBytes, "a kind added at run time is larger than the built-in ones");
   static_assert(alignof(T) <= 16, "model objects live in 16-byte aligned storage");
   return new (memory) T();
 }

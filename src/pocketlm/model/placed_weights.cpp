@@ -28,7 +28,7 @@ Status PlacedWeights::carve(const ModelSpec& spec, const WeightPlacement& placem
   std::uint64_t repack_values = 0, repack_scales = 0;
   for (int i = 0; i < spec.tensor_count(); ++i) {
     const TensorInfo t = spec.tensor(i);
-    const char* region = role_info(t.role).region;
+    const char* region = t.schema->region;
     if (*region == '\0') continue;  // read by no model kind
     Matrix dummy;
     Matrix* m = layers_ || t.layer < 0 ? slot(t) : &dummy;  // measuring: layers_ is null
@@ -36,11 +36,11 @@ Status PlacedWeights::carve(const ModelSpec& spec, const WeightPlacement& placem
     const bool matrix = t.rows > 1;
     if (!matrix && t.type != TensorType::kF32)
       return Status::error(StatusCode::kUnsupported, "tensor %s: norm weights must be f32, not %s",
-                           role_name(t.role), type_name(t.type));
+                           t.schema->name, type_name(t.type));
     // A row-gather table is only dequantized row by row, unless it is also the classifier.
-    const TensorUse use = role_info(t.role).use;
+    const TensorUse use = t.schema->use;
     if (matrix && (use != TensorUse::kRowGather || (t.role == TensorRole::kTokenEmbedding && spec.shared_classifier)))
-      POCKETLM_TRY(check_kernels_cover(kernels, t.type, role_name(t.role)));
+      POCKETLM_TRY(check_kernels_cover(kernels, t.type, t.schema->name));
     m->type = t.type;
     m->rows = static_cast<int>(t.rows);
     m->cols = static_cast<int>(t.cols);
@@ -117,10 +117,10 @@ Status check_finite(const Storage& storage, const TensorInfo& t, std::size_t r0,
   if (bad.in_scales)
     return Status::error(StatusCode::kBadFormat,
                          "%s: tensor %s%s has a %s scale for elements %llu..%llu; pocketlm refuses non-finite weights",
-                         storage.name(), role_name(t.role), layer, what, static_cast<unsigned long long>(element),
+                         storage.name(), t.schema->name, layer, what, static_cast<unsigned long long>(element),
                          static_cast<unsigned long long>(element + static_cast<std::uint64_t>(block_elements(t.type, t.group)) - 1));
   return Status::error(StatusCode::kBadFormat, "%s: tensor %s%s element %llu is %s; pocketlm refuses non-finite weights",
-                       storage.name(), role_name(t.role), layer, static_cast<unsigned long long>(element), what);
+                       storage.name(), t.schema->name, layer, static_cast<unsigned long long>(element), what);
 }
 
 }  // namespace
@@ -137,13 +137,13 @@ Status PlacedWeights::load_matrix(Storage& storage, const TensorInfo& t, const M
   const TypeTraits& traits = type_traits(t.type);
   for (std::size_t r = 0; r < full; r += il) {
     POCKETLM_TRY(read_chunked(storage, t.offset + r * rv, repack_values_, il * rv, chunk_bytes));
-    if (rs) POCKETLM_TRY(read_chunked(storage, t.scales_offset + r * rs, repack_scales_, il * rs, chunk_bytes));
+    if (rs) POCKETLM_TRY(read_chunked(storage, t.scales_offset() + r * rs, repack_scales_, il * rs, chunk_bytes));
     POCKETLM_TRY(check_finite(storage, t, r, repack_values_, rs ? repack_scales_ : nullptr, il));
     traits.interleave_rows(values + r * rv, rs ? reinterpret_cast<float*>(scales + r * rs) : nullptr, repack_values_,
                            repack_scales_, n, static_cast<std::size_t>(t.group), il);
   }
   POCKETLM_TRY(read_chunked(storage, t.offset + full * rv, values + full * rv, (d - full) * rv, chunk_bytes));
-  if (rs) POCKETLM_TRY(read_chunked(storage, t.scales_offset + full * rs, scales + full * rs, (d - full) * rs, chunk_bytes));
+  if (rs) POCKETLM_TRY(read_chunked(storage, t.scales_offset() + full * rs, scales + full * rs, (d - full) * rs, chunk_bytes));
   return check_finite(storage, t, full, values + full * rv, rs ? reinterpret_cast<const float*>(scales + full * rs) : nullptr,
                       d - full);
 }
@@ -151,7 +151,7 @@ Status PlacedWeights::load_matrix(Storage& storage, const TensorInfo& t, const M
 Status PlacedWeights::load(Storage& storage, std::size_t chunk_bytes, ReadQueue* queue) {
   for (int i = 0; i < spec_->tensor_count(); ++i) {
     const TensorInfo t = spec_->tensor(i);
-    if (*role_info(t.role).region == '\0') continue;
+    if (*t.schema->region == '\0') continue;
     const Matrix* m = slot(t);
     if (!m || !m->values) continue;  // left in storage (carve gave it no memory)
     POCKETLM_TRY(load_matrix(storage, t, *m, chunk_bytes));
@@ -175,7 +175,7 @@ void PlacedWeights::row(TensorRole role, int token, float* out) {
   const auto r = static_cast<std::uint64_t>(token);
   stream_.settle();  // the storage serves one reader at a time
   Status st = read_chunked(*storage_, t.offset + r * rv, row_values_, rv, chunk_bytes_);
-  if (st.ok() && rs) st = read_chunked(*storage_, t.scales_offset + r * rs, row_scales_, rs, chunk_bytes_);
+  if (st.ok() && rs) st = read_chunked(*storage_, t.scales_offset() + r * rs, row_scales_, rs, chunk_bytes_);
   if (st.ok()) st = check_finite(*storage_, t, static_cast<std::size_t>(token), row_values_, row_scales_, 1);
   if (!st.ok()) {
     if (status_.ok()) status_ = st;

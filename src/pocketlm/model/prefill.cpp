@@ -37,7 +37,7 @@ Status BatchState::carve(const ModelConfig& c, int seq_len, int rows, bool batch
 
 Status BlockOps::carve_batch(const ModelSpec& spec, int batch, Arena& arena) {
   if (batch <= 1) return Status();
-  const std::uint64_t widest = widest_matmul_input(spec.config);
+  const std::uint64_t widest = widest_matmul_input(spec);
   for (int a = 0; a < kTensorTypeCount; ++a) {
     if (group_[a] == 0) continue;  // carve() found no matrix reading this activation type
     const auto act = static_cast<TensorType>(a);

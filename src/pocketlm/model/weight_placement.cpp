@@ -3,7 +3,7 @@
 namespace pocketlm {
 
 bool storable(const TensorInfo& t) {
-  const RoleInfo& r = role_info(t.role);
+  const RoleInfo& r = *t.schema;
   return (r.use == TensorUse::kMatmul || r.use == TensorUse::kRowGather) && t.layer < kMaxLayers;
 }
 
@@ -25,7 +25,7 @@ bool WeightPlacement::in_storage(const TensorInfo& t) const {
 
 Residency WeightPlacement::residency(const TensorInfo& t) const {
   if (!in_storage(t)) return Residency::kResident;
-  return role_info(t.role).use == TensorUse::kRowGather ? Residency::kRowFetched : Residency::kStreamed;
+  return t.schema->use == TensorUse::kRowGather ? Residency::kRowFetched : Residency::kStreamed;
 }
 
 bool WeightPlacement::keep_in_storage(const TensorInfo& t) {
@@ -37,7 +37,7 @@ bool WeightPlacement::keep_in_storage(const TensorInfo& t) {
 }
 
 std::uint64_t stored_bytes_per_token(const ModelSpec& spec, const TensorInfo& t) {
-  if (role_info(t.role).use != TensorUse::kRowGather) return t.bytes();
+  if (t.schema->use != TensorUse::kRowGather) return t.bytes();
   const std::uint64_t row = t.bytes() / t.rows;
   return t.role == TensorRole::kTokenEmbedding && spec.shared_classifier ? row + t.bytes() : row;
 }

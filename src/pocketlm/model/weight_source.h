@@ -42,8 +42,8 @@ class WeightSource {
   // The first storage error of this session (a failed read, a non-finite streamed weight);
   // the forward pass computed on zeros instead, and the session stops.
   virtual Status status() const { return Status(); }
-  // A global tensor the kind reads besides those below (a PLE model's projection and its
-  // norm), by role: resident, or a Matrix whose rows are streamed (Matrix::stream).
+  // A global tensor the kind reads besides those below (a kind's own matrices and norms),
+  // by role: resident, or a Matrix whose rows are streamed (Matrix::stream).
   virtual const Matrix& global(TensorRole role) = 0;
   // The final RMSNorm weights [dim] and the classifier [vocab_size, dim].
   virtual const float* final_norm() = 0;

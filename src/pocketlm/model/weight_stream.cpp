@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "pocketlm/base/format.h"
+#include "pocketlm/format/architecture.h"
 
 namespace pocketlm {
 
@@ -17,24 +18,28 @@ constexpr int kBlockAlign = 32;
 template <typename F>
 void for_each_streamed(const ModelSpec& spec, const WeightPlacement& p, F f) {
   using R = TensorRole;
-  R order[kTensorRoleCount];
-  const int n = roles_in_forward_order([](const RoleInfo& r) { return r.use == TensorUse::kMatmul; }, order);
+  const Architecture* arch = spec.schema();
+  if (!arch) return;  // no kind runs it: nothing is read
+  const R* order = arch->forward;
+  const int n = arch->forward_count;
   auto global = [&](R role) {
     // A shared classifier is the embedding table, row-fetched and streamed as the classifier.
     const R stored_as = role == R::kWcls && spec.shared_classifier ? R::kTokenEmbedding : role;
     if (!spec.has(stored_as) || !p.in_storage(spec.tensor(stored_as, -1))) return;
     TensorInfo t = spec.tensor(stored_as, -1);
     t.role = role;
+    t.schema = &spec.role(role);
     f(t);
   };
+  const auto matmul = [&spec](R role) { return spec.role(role).use == TensorUse::kMatmul; };
   for (int i = 0; i < n; ++i)
-    if (read_before_layers(order[i])) global(order[i]);
+    if (matmul(order[i]) && read_before_layers(*arch, order[i])) global(order[i]);
   for (int l = 0; l < spec.config.n_layers; ++l)
     for (int i = 0; i < n; ++i)
-      if (is_per_layer(order[i]) && spec.has(order[i]) && p.in_storage(spec.tensor(order[i], l)))
+      if (matmul(order[i]) && is_per_layer(order[i]) && spec.has(order[i]) && p.in_storage(spec.tensor(order[i], l)))
         f(spec.tensor(order[i], l));
   for (int i = 0; i < n; ++i)
-    if (!is_per_layer(order[i]) && !read_before_layers(order[i])) global(order[i]);
+    if (matmul(order[i]) && !is_per_layer(order[i]) && !read_before_layers(*arch, order[i])) global(order[i]);
 }
 
 }  // namespace
@@ -117,7 +122,7 @@ void WeightStream::submit(Block b, int slot) {
   r.dst[0] = raw_values_[slot];
   r.bytes[0] = static_cast<std::size_t>(rows) * rv;
   if (rs) {
-    r.offset[1] = t.scales_offset + static_cast<std::uint64_t>(b.r0) * rs;
+    r.offset[1] = t.scales_offset() + static_cast<std::uint64_t>(b.r0) * rs;
     r.dst[1] = raw_scales_[slot];
     r.bytes[1] = static_cast<std::size_t>(rows) * rs;
   }
@@ -193,7 +198,7 @@ Matrix WeightStream::rows(const StreamedMatrix& m, int r0) {
       if (t.layer >= 0) format_to(layer, sizeof layer, " (layer %d)", t.layer);
       status_ = Status::error(StatusCode::kBadFormat,
                               "%s: tensor %s%s element %llu is not finite; pocketlm refuses non-finite weights",
-                              storage_->name(), role_name(t.role), layer,
+                              storage_->name(), t.schema->name, layer,
                               static_cast<unsigned long long>(static_cast<std::uint64_t>(r0) * t.cols + bad.element));
       std::memset(values, 0, static_cast<std::size_t>(rows) * rv);
       if (scales) std::memset(scales, 0, static_cast<std::size_t>(rows) * rs);

@@ -1,5 +1,6 @@
 #include "pocketlm/runtime/placement.h"
 
+#include "pocketlm/format/architecture.h"
 #include "pocketlm/format/tensor_role.h"
 #include "pocketlm/model/weight_stream.h"
 
@@ -15,13 +16,15 @@ struct Candidate {
   std::uint64_t per_token = 0;  // bytes read from storage per token
   std::uint64_t block = 0;      // bytes of one streamed block (0: row-fetched, no stream buffer)
   bool repacks = false;         // streamed, it needs the ready buffer too
+  int order = -1;               // its role's place in the kind's forward order
 };
 
 Candidate candidate(const ModelSpec& spec, const Kernels& kernels, std::size_t block_bytes, const TensorInfo& t) {
   // A table that is also the classifier is read whole every token, like a matrix.
-  const bool row_gather = role_info(t.role).use == TensorUse::kRowGather &&
+  const bool row_gather = t.schema->use == TensorUse::kRowGather &&
                           !(t.role == TensorRole::kTokenEmbedding && spec.shared_classifier);
   Candidate c{t, row_gather, t.bytes(), stored_bytes_per_token(spec, t)};
+  c.order = spec.schema() ? forward_index(*spec.schema(), t.role) : -1;
   if (!row_gather) {
     const StreamBlock b = stream_block(t, block_bytes, kernels);
     c.block = b.bytes;
@@ -31,22 +34,22 @@ Candidate candidate(const ModelSpec& spec, const Kernels& kernels, std::size_t b
 }
 
 // Later in the forward pass: a later layer, then a later role (globals by their order).
-bool later(const TensorInfo& a, const TensorInfo& b) {
-  if (a.layer != b.layer) return a.layer > b.layer;
-  return role_info(a.role).order > role_info(b.role).order;
+bool later(const Candidate& a, const Candidate& b) {
+  if (a.t.layer != b.t.layer) return a.t.layer > b.t.layer;
+  return a.order > b.order;
 }
 
 // The shedding order: row-gather tables, then the rest; the largest first; later first.
 bool sheds_first(const Candidate& a, const Candidate& b) {
   if (a.row_gather != b.row_gather) return a.row_gather;
   if (a.freed != b.freed) return a.freed > b.freed;
-  return later(a.t, b.t);
+  return later(a, b);
 }
 
 // Whether a covers the shortfall more cheaply than b.
 bool cheaper(const Candidate& a, const Candidate& b) {
   if (a.per_token != b.per_token) return a.per_token < b.per_token;
-  return later(a.t, b.t);
+  return later(a, b);
 }
 
 struct Shedding {
@@ -59,7 +62,7 @@ struct Shedding {
   void each(const WeightPlacement& p, F f) const {
     for (int i = 0; i < spec.tensor_count(); ++i) {
       const TensorInfo t = spec.tensor(i);
-      if (*role_info(t.role).region == '\0' || !storable(t) || p.in_storage(t)) continue;
+      if (*t.schema->region == '\0' || !storable(t) || p.in_storage(t)) continue;
       f(candidate(spec, kernels, block_bytes, t));
     }
   }

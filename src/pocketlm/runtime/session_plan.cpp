@@ -4,6 +4,7 @@
 #include <initializer_list>
 
 #include "pocketlm/base/format.h"
+#include "pocketlm/format/architecture.h"
 #include "pocketlm/model/blocks.h"
 #include "pocketlm/model/placed_weights.h"
 #include "pocketlm/runtime/session.h"
@@ -26,7 +27,7 @@ void type_label(const TensorInfo& t, char* buf, std::size_t cap) {
 // storage and the layers those span.
 struct LayerRegion {
   int matrices = 0, streamed = 0;
-  char globals[40] = "";      // the region's global matrices (a PLE model's ple_proj), " + name" each
+  char globals[40] = "";      // the region's global matrices (a kind's own global matrix), " + name" each
   std::uint64_t stored_bytes = 0;
   int first = -1, last = -1;  // layers with a streamed matrix
   bool hidden = false;        // a role shaped by hidden_dim
@@ -36,7 +37,7 @@ LayerRegion layer_region(const ModelSpec& spec, const WeightPlacement& placement
   LayerRegion r;
   for (int i = 0; i < spec.tensor_count(); ++i) {
     const TensorInfo t = spec.tensor(i);
-    const RoleInfo& info = role_info(t.role);
+    const RoleInfo& info = *t.schema;
     if (info.use != TensorUse::kMatmul || std::strcmp(info.region, region) != 0) continue;
     ++r.matrices;
     if (!info.per_layer) {  // read whole every token like the layers' matrices
@@ -58,6 +59,19 @@ LayerRegion layer_region(const ModelSpec& spec, const WeightPlacement& placement
   return r;
 }
 
+// The names of the spec's per-layer roles of plan region `region`, in role order, separated by
+// spaces ("wq wk wv wo"), into out[cap].
+void layer_role_names(const ModelSpec& spec, const char* region, char* out, std::size_t cap) {
+  std::size_t used = 0;
+  if (cap) out[0] = '\0';
+  for (int i = 0; i < kTensorRoleCount; ++i) {
+    const RoleInfo& r = spec.role(static_cast<TensorRole>(i));
+    if (!r.per_layer || std::strcmp(r.region, region) != 0) continue;
+    const std::size_t n = format_to(out + used, cap - used, "%s%s", used ? " " : "", r.name);
+    used = used + n < cap ? used + n : cap - 1;
+  }
+}
+
 // Adds the resident and streamed parts of the per-layer matrices of `region`.
 Status describe_layer_region(const ModelSpec& spec, const WeightPlacement& placement, const char* region,
                              MemoryPlan* plan) {
@@ -65,10 +79,10 @@ Status describe_layer_region(const ModelSpec& spec, const WeightPlacement& place
   const LayerRegion r = layer_region(spec, placement, region);
   if (r.matrices == 0) return Status();
   char roles[48], type[32], hidden[24] = "", streamed[48] = "", note[96];
-  layer_role_names(region, roles, sizeof roles);
+  layer_role_names(spec, region, roles, sizeof roles);
   for (int i = 0; i < spec.tensor_count(); ++i) {
     const TensorInfo t = spec.tensor(i);
-    if (t.layer == 0 && role_info(t.role).use == TensorUse::kMatmul && std::strcmp(role_info(t.role).region, region) == 0) {
+    if (t.layer == 0 && t.schema->use == TensorUse::kMatmul && std::strcmp(t.schema->region, region) == 0) {
       type_label(t, type, sizeof type);
       break;
     }
@@ -101,8 +115,9 @@ const char* norm_names(const ModelSpec& spec, char* out, std::size_t cap) {
     bool first = true;
     for (int i = 0; i < kTensorRoleCount; ++i) {
       const auto role = static_cast<TensorRole>(i);
-      if (!spec.has(role) || role_info(role).use != TensorUse::kNorm || role_info(role).per_layer != per_layer) continue;
-      used += format_to(out + used, cap - used, "%s%s", first ? (per_layer ? "" : " ") : ", ", role_name(role));
+      const RoleInfo& info = spec.role(role);
+      if (!spec.has(role) || info.use != TensorUse::kNorm || info.per_layer != per_layer) continue;
+      used += format_to(out + used, cap - used, "%s%s", first ? (per_layer ? "" : " ") : ", ", info.name);
       first = false;
     }
   }
@@ -117,11 +132,11 @@ Status describe_session_regions(const ModelSpec& spec, const WeightPlacement& pl
                                 MemoryPlan* plan) {
   const ModelConfig& c = spec.config;
   char note[96];
-  // The row-gather tables (the token embedding, a PLE model's per-layer table).
+  // The row-gather tables (the token embedding, a kind's own tables).
   bool table_stored = false;
   for (int i = 0; i < kTensorRoleCount; ++i) {
     const auto role = static_cast<TensorRole>(i);
-    if (!spec.has(role) || role_info(role).use != TensorUse::kRowGather) continue;
+    if (!spec.has(role) || spec.role(role).use != TensorUse::kRowGather) continue;
     const TensorInfo table = spec.tensor(role, -1);
     char type[32];
     type_label(table, type, sizeof type);
@@ -132,21 +147,22 @@ Status describe_session_regions(const ModelSpec& spec, const WeightPlacement& pl
                 static_cast<unsigned long long>(table.rows), static_cast<unsigned long long>(table.cols), type,
                 static_cast<unsigned long long>(table.bytes() / table.rows),
                 classifier ? ", and whole as the classifier" : "");
-      POCKETLM_TRY(plan->add_stored(role_info(role).region, table.bytes(), note));
+      POCKETLM_TRY(plan->add_stored(table.schema->region, table.bytes(), note));
     } else {
       format_to(note, sizeof note, "[%llu, %llu] %s; one row %s per token", static_cast<unsigned long long>(table.rows),
                 static_cast<unsigned long long>(table.cols), type, table.type != TensorType::kF32 ? "dequantized" : "copied");
-      POCKETLM_TRY(plan->add(role_info(role).region, 0, note, Heat::kRowPerToken));
+      POCKETLM_TRY(plan->add(table.schema->region, 0, note, Heat::kRowPerToken));
     }
   }
   // The per-layer matrices, region by region in forward order.
-  TensorRole order[kTensorRoleCount] = {};
-  const int n = roles_in_forward_order([](const RoleInfo& r) { return r.per_layer && r.use == TensorUse::kMatmul; },
-                                       order);
-  for (int i = 0; i < n; ++i) {
-    const char* region = role_info(order[i]).region;
+  const Architecture* arch = spec.schema();
+  const auto layer_matmul = [&spec](TensorRole r) { return is_per_layer(r) && spec.role(r).use == TensorUse::kMatmul; };
+  for (int i = 0; arch && i < arch->forward_count; ++i) {
+    if (!layer_matmul(arch->forward[i])) continue;
+    const char* region = spec.role(arch->forward[i]).region;
     bool seen = false;
-    for (int j = 0; j < i; ++j) seen = seen || std::strcmp(role_info(order[j]).region, region) == 0;
+    for (int j = 0; j < i; ++j)
+      seen = seen || (layer_matmul(arch->forward[j]) && std::strcmp(spec.role(arch->forward[j]).region, region) == 0);
     if (!seen) POCKETLM_TRY(describe_layer_region(spec, placement, region, plan));
   }
   POCKETLM_TRY(plan->add(region::kNorms, 0, norm_names(spec, note, sizeof note), Heat::kOncePerToken));
@@ -166,8 +182,10 @@ Status describe_session_regions(const ModelSpec& spec, const WeightPlacement& pl
     const auto role = static_cast<TensorRole>(r);
     if (spec.has(role) && type_traits(type_traits(spec.type(role)).activation).quantize) int8_input = true;
   }
+  bool kind_buffers = false;  // a kind with hyperparameters of its own carves buffers of its own
+  for (int v : c.kind_params) kind_buffers = kind_buffers || v > 0;
   format_to(note, sizeof note, "x xb xb2 q (dim) hb hb2 (hidden) att (heads x seq)%s%s",
-            c.per_layer_dim ? " + per-layer inputs" : "", int8_input ? " + quantized input copy" : "");
+            kind_buffers ? " + the kind's own" : "", int8_input ? " + quantized input copy" : "");
   POCKETLM_TRY(plan->add(region::kActivations, 0, note));
   if (prefill_batch > 1) {
     char scores[48] = "";
