@@ -122,8 +122,9 @@ int main() {
   };
   for (int i = 0; i < spec.tensor_count(); ++i) {
     const TensorInfo ti = spec.tensor(i);
-    if (role_info(ti.role).use == TensorUse::kMatmul && !add(role_name(ti.role), ti)) {
-      say("error: %s: too many matrices or too wide for the bench", role_name(ti.role));
+    // The role's row in the model kind's schema: a kind's own roles are named there.
+    if (ti.schema->use == TensorUse::kMatmul && !add(ti.schema->name, ti)) {
+      say("error: %s: too many matrices or too wide for the bench", ti.schema->name);
       return 1;
     }
   }
