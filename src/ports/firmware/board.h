@@ -41,12 +41,14 @@ std::uint32_t fp_flags();
 // before the first token.
 void arm_fp_traps();
 
-// The deepest stack the program used, in bytes (the stack is painted at reset).
+// The deepest stack the program used, in bytes: stack_watermark.cpp (shared) paints the stack
+// between the linker script's __stack_limit and __stack_top at reset (paint_stack()) and reads it.
 std::uint32_t stack_high_water();
 
-// The board's planted violation (images built with POCKETLM_FIRMWARE_PLANTED_FAULT): an operation
-// the board's guard must catch, run after the first token's work. It must not return normally
-// on a working guard; if it does, the program says so and fails.
+// The board's planted violation (images built with POCKETLM_FIRMWARE_PLANTED_FAULT), run after the
+// generation: an operation its guard must catch, by a fault (an unaligned load, a trapping 0/0) or
+// in the FP flags read right after (an overflow on an FPU without traps). On a broken guard the
+// case passes, which scripts/run-firmware-golden reports as a failure.
 void planted_fault();
 
 }  // namespace pocketlm::firmware
