@@ -99,6 +99,54 @@ void matmul_q80_quads(float* out, const std::int8_t* xq, const float* xs, const 
   }
 }
 
+// Rows [0, rows) (a multiple of 4) of a row-major q80 matrix with group size 4 (stories260K's):
+// each group is one word of each of the 4 rows against one word of activations, so the 4 int32
+// sums are one SMUAD and one SMLAD each, written out (23 instructions for the 16 multiply-adds);
+// then acc = acc + ((float)isum * w_scale) * x_scale per row, groups in order (runq.c's).
+void matmul_q80_quads_gs4(float* out, const std::int8_t* xq, const float* xs, const std::int8_t* wq, const float* ws,
+                          int n, int rows) {
+  const int groups = n / 4;
+  const std::size_t sn = static_cast<std::size_t>(n);
+  const int n2 = 2 * n, n3 = 3 * n;
+  for (int r = 0; r < rows; r += kLanes) {
+    const std::int8_t* w = wq + static_cast<std::size_t>(r) * sn;
+    const float* s0 = ws + static_cast<std::size_t>(r) * static_cast<std::size_t>(groups);
+    const float *s1 = s0 + groups, *s2 = s1 + groups, *s3 = s2 + groups;
+    const std::int8_t* x = xq;
+    float acc0 = 0.0f, acc1 = 0.0f, acc2 = 0.0f, acc3 = 0.0f;
+    for (int g = 0; g < groups; ++g) {
+      std::int32_t i0, i1, i2, i3;
+      std::uint32_t xe, xo, t, u;
+#define POCKETLM_Q80_ROW(I, ADDR)                  \
+  "ldr %[t], " ADDR "\n\t"                          \
+  "sxtb16 %[u], %[t]\n\t"                          \
+  "smuad %[" I "], %[u], %[xe]\n\t"                \
+  "sxtb16 %[u], %[t], ror #8\n\t"                  \
+  "smlad %[" I "], %[u], %[xo], %[" I "]\n\t"
+      __asm__(
+          "ldr %[xe], [%[x]], #4\n\t"
+          "sxtb16 %[xo], %[xe], ror #8\n\t"
+          "sxtb16 %[xe], %[xe]\n\t"  //
+          POCKETLM_Q80_ROW("i1", "[%[w], %[n]]") POCKETLM_Q80_ROW("i2", "[%[w], %[n2]]")
+              POCKETLM_Q80_ROW("i3", "[%[w], %[n3]]") POCKETLM_Q80_ROW("i0", "[%[w]], #4")
+          : [i0] "=&r"(i0), [i1] "=&r"(i1), [i2] "=&r"(i2), [i3] "=&r"(i3), [xe] "=&r"(xe), [xo] "=&r"(xo),
+            [t] "=&r"(t), [u] "=&r"(u), [w] "+r"(w), [x] "+r"(x)
+          : [n] "r"(n), [n2] "r"(n2), [n3] "r"(n3)
+          : "memory");
+#undef POCKETLM_Q80_ROW
+      const float x_scale = xs[g];
+      acc0 = acc0 + (static_cast<float>(i0) * s0[g]) * x_scale;
+      acc1 = acc1 + (static_cast<float>(i1) * s1[g]) * x_scale;
+      acc2 = acc2 + (static_cast<float>(i2) * s2[g]) * x_scale;
+      acc3 = acc3 + (static_cast<float>(i3) * s3[g]) * x_scale;
+    }
+    out[r] = acc0;
+    out[r + 1] = acc1;
+    out[r + 2] = acc2;
+    out[r + 3] = acc3;
+  }
+}
+
 void matmul_q80(float* out, const Matrix& w, const Activation& x, int rows) {
   const auto* xq = static_cast<const std::int8_t*>(x.values);
   const auto* wq = static_cast<const std::int8_t*>(w.values);
@@ -108,7 +156,10 @@ void matmul_q80(float* out, const Matrix& w, const Activation& x, int rows) {
     return;
   }
   const int full = rows / kLanes * kLanes;
-  matmul_q80_quads(out, xq, x.scales, wq, w.scales, n, full, gs);
+  if (gs == 4)
+    matmul_q80_quads_gs4(out, xq, x.scales, wq, w.scales, n, full);
+  else
+    matmul_q80_quads(out, xq, x.scales, wq, w.scales, n, full, gs);
   if (full < rows) {  // n is a multiple of gs (kernels.h), so the tail's scales start at full * n / gs
     const std::size_t off = static_cast<std::size_t>(full) * static_cast<std::size_t>(n);
     reference::matmul_q80(out + full, xq, x.scales, wq + off, w.scales + off / static_cast<std::size_t>(gs), n,
