@@ -23,6 +23,7 @@
 #include "pocketlm/api/pocketlm.h"
 #include "pocketlm/base/format.h"
 #include "ports/firmware/board.h"
+#include "ports/firmware/say.h"
 #include "ports/firmware/semihosting_storage.h"
 
 extern "C" const unsigned char pocketlm_tokenizer_image[], pocketlm_tokenizer_image_end[];
@@ -33,6 +34,7 @@ extern "C" const unsigned char pocketlm_model_image[], pocketlm_model_image_end[
 namespace {
 
 namespace fw = pocketlm::firmware;
+using fw::say;
 
 // The last RAM tier's capacity: the profile's, or a smaller one that a planted case gives to show
 // that a plan which does not fit stops the firmware at start (scripts/run-firmware-golden).
@@ -59,18 +61,6 @@ unsigned char* const g_tiers[fw::kRamTierCount] = {
 alignas(16) unsigned char g_session_memory[40 * 1024];
 
 void put(const char* text, std::size_t length) { ::write(1, text, length); }
-
-// One line through the engine's formatter (no C library printf on every board).
-__attribute__((format(printf, 1, 2))) void say(const char* fmt, ...) {
-  char line[256];
-  va_list args;
-  va_start(args, fmt);
-  std::size_t n = pocketlm::vformat_to(line, sizeof line - 1, fmt, args);
-  va_end(args);
-  if (n > sizeof line - 2) n = sizeof line - 2;
-  line[n] = '\n';
-  put(line, n + 1);
-}
 
 int on_token(void*, std::int32_t token, const char* piece, std::size_t len) {
   char head[32];

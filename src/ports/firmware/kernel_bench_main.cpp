@@ -20,12 +20,14 @@
 #include "pocketlm/kernels/kernels.h"
 #include "pocketlm/quant/tensor_type.h"
 #include "ports/firmware/board.h"
+#include "ports/firmware/say.h"
 #include "ports/firmware/semihosting_storage.h"
 
 namespace {
 
 using namespace pocketlm;
 namespace fw = pocketlm::firmware;
+using fw::say;
 
 constexpr int kMaxRows = 64, kMaxCols = 1024;  // 330 KB: an ESP32-S3's SRAM holds it
 alignas(16) unsigned char g_weights[kMaxRows * kMaxCols * 4];  // the largest: f32
@@ -33,17 +35,6 @@ alignas(16) float g_scales[kMaxRows * kMaxCols / 4];           // q80's stream, 
 alignas(16) unsigned char g_act[kMaxCols * 4];
 alignas(16) float g_act_scales[kMaxCols];
 alignas(16) float g_x[kMaxCols], g_out[kMaxRows];
-
-__attribute__((format(printf, 1, 2))) void say(const char* fmt, ...) {
-  char line[200];
-  va_list args;
-  va_start(args, fmt);
-  std::size_t n = vformat_to(line, sizeof line - 1, fmt, args);
-  va_end(args);
-  if (n > sizeof line - 2) n = sizeof line - 2;
-  line[n] = '\n';
-  ::write(1, line, n + 1);
-}
 
 std::uint32_t g_rng = 2463534242u;
 std::uint32_t next() {  // xorshift32

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "ports/firmware/board.h"
+#include "ports/firmware/counter64.h"
 
 namespace pocketlm::firmware {
 namespace {
@@ -48,11 +49,8 @@ void check_clock_rate() {
   }
 }
 
-// Count is 32 bits: it wraps every 2^32 ticks, 25.8 G instructions. The 64-bit count is kept by
-// adding each reading's difference from the one before, so clock_ticks() must be called at least
-// once a wrap (the engine reads the clock at every pass).
-std::uint32_t g_last = 0;
-std::uint64_t g_elapsed = 0;
+// Count is 32 bits and wraps every 25.8 G instructions: counter64.h extends it.
+Counter64 g_count;
 
 std::uint32_t fcsr() {
   std::uint32_t v;
@@ -73,15 +71,11 @@ const char* isa_name() { return "MIPS32"; }
 
 void start_clock() {
   check_clock_rate();
-  g_last = count();
-  g_elapsed = 0;
+  g_count.start(count());
 }
 
 std::uint64_t clock_ticks() {
-  const std::uint32_t now = count();
-  g_elapsed += static_cast<std::uint32_t>(now - g_last);
-  g_last = now;
-  return g_elapsed;
+  return g_count.read(count());
 }
 
 std::uint64_t ticks_per_second() { return kTicksPerSecond; }

@@ -2,6 +2,7 @@
 // sticky FP flags and the planted unaligned load (the stack's high-water mark is shared:
 // ports/firmware/stack_watermark.cpp).
 #include "ports/firmware/board.h"
+#include "ports/firmware/counter64.h"
 
 #include <cstdint>
 
@@ -10,13 +11,11 @@ namespace {
 
 // CCOUNT counts at de233_fpu's configured 40 MHz of QEMU's virtual clock; under `-icount shift=0`
 // one instruction is one nanosecond, so CCOUNT advances once every 25 instructions (measured:
-// README.md). Between reads it is a 32-bit counter, extended here to 64 bits: the program reads
-// the clock far more often than once per 2^32 ticks (107 s of virtual time).
+// README.md). It is 32 bits (a wrap every 107 s of virtual time): counter64.h extends it.
 constexpr std::uint64_t kTicksPerSecond = 40'000'000;
 constexpr std::uint64_t kInstructionsPerTick = 25;
 
-std::uint32_t g_last = 0;
-std::uint64_t g_high = 0;
+Counter64 g_count;
 
 std::uint32_t ccount() {
   std::uint32_t v;
@@ -39,15 +38,11 @@ const char *isa_name() { return "Xtensa LX7"; }
 
 void start_clock() {
   asm volatile("wsr %0, ccount\n\trsync" : : "r"(0u));
-  g_last = 0;
-  g_high = 0;
+  g_count.start(0);
 }
 
 std::uint64_t clock_ticks() {
-  const std::uint32_t now = ccount();
-  if (now < g_last) g_high += std::uint64_t{1} << 32;
-  g_last = now;
-  return g_high | now;
+  return g_count.read(ccount());
 }
 
 std::uint64_t ticks_per_second() { return kTicksPerSecond; }
