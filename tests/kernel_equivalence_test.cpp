@@ -352,6 +352,36 @@ TEST_P(KernelEquivalence, MatmulQ8_0) { expect_ggml_matmul_equal(ref_, k_, Tenso
 TEST_P(KernelEquivalence, MatmulQ4_0) { expect_ggml_matmul_equal(ref_, k_, TensorType::kQ4_0, rng_); }
 TEST_P(KernelEquivalence, MatmulIQ4_XS) { expect_ggml_matmul_equal(ref_, k_, TensorType::kIQ4_XS, rng_); }
 
+// Q4_0 at its integer extremes: every nibble 15 or 0 against activations all +-127, so each
+// half-block sum reaches its largest magnitude (16 x 15 x 127), which a backend packing two
+// products into one 32-bit word (tiled4) must still get exact.
+TEST_P(KernelEquivalence, MatmulQ4_0AtTheIntegerLimits) {
+  const int d = 12, n = 128;
+  const std::uint8_t patterns[] = {0xFF, 0x00, 0x0F, 0xF0};
+  std::vector<unsigned char> w(static_cast<std::size_t>(d) * (n / 32) * kQ4_0BlockBytes);
+  for (std::size_t b = 0; b < w.size() / kQ4_0BlockBytes; ++b) {
+    unsigned char* blk = w.data() + b * kQ4_0BlockBytes;
+    store_fp16(blk, fp32_to_fp16(b % 2 ? -0.5f : 1.0f));
+    for (std::size_t i = 2; i < kQ4_0BlockBytes; ++i) blk[i] = patterns[(b / 3 + (i >= 10 ? 1 : 0)) % 4];
+  }
+  for (float sign : {1.0f, -1.0f}) {
+    std::vector<float> x(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) x[static_cast<std::size_t>(i)] = (i / 32 == 2 ? -sign : sign) * 3.0f;
+    std::vector<unsigned char> xq(static_cast<std::size_t>(n / 32) * kQ8_0BlockBytes);
+    ref_.quantize_act[type_index(TensorType::kQ8_0)](x.data(), n, 32, xq.data(), nullptr);
+    ASSERT_EQ(static_cast<std::int8_t>(xq[2]), sign > 0 ? 127 : -127);
+    const Activation act{xq.data(), nullptr, n, 32};
+    std::vector<float> want(static_cast<std::size_t>(d)), got(static_cast<std::size_t>(d));
+    ref_.matmul[type_index(TensorType::kQ4_0)](want.data(), Matrix{TensorType::kQ4_0, d, n, w.data(), nullptr, 0, 1},
+                                              act, d);
+    int il = 1;
+    const auto packed = pack_blocks(k_, TensorType::kQ4_0, w, d, n, &il);
+    k_.matmul[type_index(TensorType::kQ4_0)](got.data(), Matrix{TensorType::kQ4_0, d, n, packed.data(), nullptr, 0, il},
+                                            act, d);
+    expect_same_bits(want, got, "matmul_q4_0 at the limits, sign " + std::to_string(sign));
+  }
+}
+
 TEST_P(KernelEquivalence, MatmulF16) {
   const int shapes[][2] = {{1, 1}, {7, 3}, {9, 17}, {33, 64}, {64, 172}};
   for (auto [d, n] : shapes) {

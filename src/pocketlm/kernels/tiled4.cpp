@@ -26,6 +26,7 @@
 //   does the reference's dl = d * (float)(ls - 32), acc = acc + (float)isum * (dl * d_x).
 // Ragged rows (d % 4) use the reference loops; rmsnorm, softmax and swiglu are the
 // reference ones (they are dominated by expf / sqrtf / powf and cosf / sinf calls).
+#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -287,28 +288,84 @@ void block_sums(std::int32_t* POCKETLM_RESTRICT isum, const unsigned char* POCKE
 template <bool kQ4>
 constexpr MatmulFn matmul_ggml = interleave4::matmul_interleaved4<kQ4, interleave4::matmul_rows4<kQ4, block_sums<kQ4>>>;
 
-// Q4_0 for a 32-bit core without SIMD (the ESP32-S3's LX7, the PSP's MIPS): the activation
-// blocks' values widened to int16 and their 8 * sum(x) and scales made once per pass of blocks
-// (interleave4::q4_0_pass_terms), not once per 4 rows; then per group, 4 activations held in
-// registers serve the 4 rows' low nibbles, the next 4 their high nibbles, each nibble a byte load
-// and a mask or a shift. (Whole 32-bit words with a shift and a mask per nibble cost fewer
-// instructions in principle, but LLVM 22's Xtensa code spilled the mask and counted 7.6 a
-// multiply-add, against 6.7 for bytes.) The sums are block_sums's exact int32s, the float
-// accumulation matmul_rows4's.
-constexpr int kQ4BlocksAPass = 8;  // 512 bytes of int16 activations on the stack
+// Q4_0 for a 32-bit core without SIMD (the ESP32-S3's LX7, the PSP's MIPS): two multiply-adds
+// in one 32-bit multiply. A row's word of a group (4 bytes: 8 nibbles) masked with 0x000F000F
+// after a shift of 0, 4, 8 or 12 holds two nibbles n0, n1 in 16-bit fields, a = n0 + n1 * 2^16;
+// the activations of those two columns are packed once per matmul the other way round,
+// p = x1 + x0 * 2^16. Modulo 2^32, a * p = n0 * x1 + (n0 * x0 + n1 * x1) * 2^16: the upper field
+// gains the two products, the lower one a cross term. Over 8 pairs (half a block) the upper sum D
+// is at most 16 * 15 * 128 = 30720 in magnitude and the cross terms' L at most 15360, so the
+// int32 accumulator started at 2^15 is exactly 2^15 + L + D * 2^16 and D is its arithmetic
+// shift right by 16. Half-block sums are exact integers, so the row's isum is block_sums's, and
+// the float accumulation is matmul_rows4's: bit-identical. The activation words, 8 * sum(x) and
+// the scales are made once per pass of blocks (interleave4::q4_0_pass_terms). The LX7's kernel
+// bench counts 4.5 instructions a multiply-add (a nibble a byte load before: 6.7): the word work
+// is 2.1, the rest is LLVM 22 spilling the 8 packed pairs the 4 rows share, and the block's
+// scale and float work; a row, or a pair of rows, at a time spilled more (5.2 and 5.0).
+constexpr int kQ4BlocksAPass = 8;  // 512 bytes of packed activation pairs on the stack
+
+// The packed pairs of one activation block, in the order the nibble fields come: per group t,
+// shift 0 (columns 4t, 4t+2), 4 (16+4t, 18+4t), 8 (4t+1, 4t+3), 12 (17+4t, 19+4t).
+inline void q4_0_pack_pairs(std::uint32_t* p, const std::int8_t* xq) {
+  const auto pair = [&](int c0, int c1) {
+    return static_cast<std::uint32_t>(static_cast<std::int32_t>(xq[c1])) +
+           (static_cast<std::uint32_t>(static_cast<std::int32_t>(xq[c0])) << 16);
+  };
+  for (int t = 0; t < 4; ++t, p += 4) {
+    p[0] = pair(4 * t, 4 * t + 2);
+    p[1] = pair(16 + 4 * t, 18 + 4 * t);
+    p[2] = pair(4 * t + 1, 4 * t + 3);
+    p[3] = pair(17 + 4 * t, 19 + 4 * t);
+  }
+}
+
+// One row's word of a group against the group's 4 packed pairs, into the half-block accumulator.
+inline std::uint32_t q4_0_word_pairs(std::uint32_t acc, std::uint32_t w, const std::uint32_t* p) {
+  constexpr std::uint32_t kMask = 0x000F000Fu;
+  acc += (w & kMask) * p[0];
+  acc += ((w >> 4) & kMask) * p[1];
+  acc += ((w >> 8) & kMask) * p[2];
+  acc += ((w >> 12) & kMask) * p[3];
+  return acc;
+}
+
+// The little-endian word at q, 4-aligned (matrices in an arena are; interleaved blocks are 72
+// bytes and their groups start at 8 + 16 t + 4 k): one load where the compiler knows it.
+inline std::uint32_t load_le32(const unsigned char* q) {
+  const auto* a = static_cast<const unsigned char*>(__builtin_assume_aligned(q, 4));
+  std::uint32_t v;
+  std::memcpy(&v, a, 4);
+  if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap32(v);
+  return v;
+}
+
+// The little-endian fp16 at q, 2-aligned (a block scale of a 4-aligned interleaved block).
+inline std::uint16_t load_le16(const unsigned char* q) {
+  const auto* a = static_cast<const unsigned char*>(__builtin_assume_aligned(q, 2));
+  std::uint16_t v;
+  std::memcpy(&v, a, 2);
+  if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap16(v);
+  return v;
+}
+
+// The upper field's sum of a half-block accumulator started at 2^15 (see above).
+inline std::int32_t q4_0_half_sum(std::uint32_t acc) { return static_cast<std::int32_t>(acc) >> 16; }
 
 void matmul_q4_0_rows4(float* POCKETLM_RESTRICT out, const unsigned char* POCKETLM_RESTRICT w,
                        const unsigned char* POCKETLM_RESTRICT xb, int n, int full) {
+  if (reinterpret_cast<std::uintptr_t>(w) % 4 != 0) {  // words need 4-aligned blocks: bytes then
+    interleave4::matmul_rows4<true, block_sums<true>>(out, w, xb, n, full);
+    return;
+  }
   const int nb = n / 32;
   const std::size_t row_bytes = static_cast<std::size_t>(nb) * kQ4_0BlockBytes;
-  std::int16_t xv[kQ4BlocksAPass * 32];
+  std::uint32_t pairs[kQ4BlocksAPass * 16];
   std::int32_t correction[kQ4BlocksAPass];
   float dx[kQ4BlocksAPass];
   for (int b0 = 0; b0 < nb; b0 += kQ4BlocksAPass) {
     const int bn = nb - b0 < kQ4BlocksAPass ? nb - b0 : kQ4BlocksAPass;
-    interleave4::q4_0_pass_terms(xb, b0, bn, correction, dx, [&](int b, const std::int8_t* xq) {
-      for (int i = 0; i < 32; ++i) xv[32 * b + i] = xq[i];
-    });
+    interleave4::q4_0_pass_terms(xb, b0, bn, correction, dx,
+                                 [&](int b, const std::int8_t* xq) { q4_0_pack_pairs(pairs + 16 * b, xq); });
     for (int r = 0; r < full; r += kLanes) {
       const unsigned char* chunk =
           w + static_cast<std::size_t>(r) * row_bytes + static_cast<std::size_t>(b0) * kLanes * kQ4_0BlockBytes;
@@ -316,32 +373,25 @@ void matmul_q4_0_rows4(float* POCKETLM_RESTRICT out, const unsigned char* POCKET
       if (b0 > 0)
         for (int k = 0; k < kLanes; ++k) acc[k] = out[r + k];
       for (int b = 0; b < bn; ++b, chunk += kLanes * kQ4_0BlockBytes) {
-        const std::int16_t* x = xv + 32 * b;
-        std::int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        const std::uint32_t* p = pairs + 16 * b;
         const unsigned char* g = chunk + 2 * kLanes;
-        for (int t = 0; t < 4; ++t, x += 4, g += 16) {
-          const std::int32_t x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3];
-          const auto low = [&](const unsigned char* v) {
-            return static_cast<std::int32_t>(v[0] & 15) * x0 + static_cast<std::int32_t>(v[1] & 15) * x1 +
-                   static_cast<std::int32_t>(v[2] & 15) * x2 + static_cast<std::int32_t>(v[3] & 15) * x3;
-          };
-          s0 += low(g);
-          s1 += low(g + 4);
-          s2 += low(g + 8);
-          s3 += low(g + 12);
-          const std::int32_t x4 = x[16], x5 = x[17], x6 = x[18], x7 = x[19];
-          const auto high = [&](const unsigned char* v) {
-            return static_cast<std::int32_t>(v[0] >> 4) * x4 + static_cast<std::int32_t>(v[1] >> 4) * x5 +
-                   static_cast<std::int32_t>(v[2] >> 4) * x6 + static_cast<std::int32_t>(v[3] >> 4) * x7;
-          };
-          s0 += high(g);
-          s1 += high(g + 4);
-          s2 += high(g + 8);
-          s3 += high(g + 12);
+        std::int32_t s0 = -correction[b], s1 = s0, s2 = s0, s3 = s0;
+        for (int half = 0; half < 2; ++half) {
+          std::uint32_t a0 = 0x8000u, a1 = 0x8000u, a2 = 0x8000u, a3 = 0x8000u;
+          for (int t = 0; t < 2; ++t, p += 4, g += 16) {
+            a0 = q4_0_word_pairs(a0, load_le32(g), p);
+            a1 = q4_0_word_pairs(a1, load_le32(g + 4), p);
+            a2 = q4_0_word_pairs(a2, load_le32(g + 8), p);
+            a3 = q4_0_word_pairs(a3, load_le32(g + 12), p);
+          }
+          s0 += q4_0_half_sum(a0);
+          s1 += q4_0_half_sum(a1);
+          s2 += q4_0_half_sum(a2);
+          s3 += q4_0_half_sum(a3);
         }
-        const std::int32_t isum[kLanes] = {s0 - correction[b], s1 - correction[b], s2 - correction[b], s3 - correction[b]};
+        const std::int32_t isum[kLanes] = {s0, s1, s2, s3};
         for (int k = 0; k < kLanes; ++k)
-          acc[k] = acc[k] + static_cast<float>(isum[k]) * (fp16_to_fp32(load_fp16(chunk + 2 * k)) * dx[b]);
+          acc[k] = acc[k] + static_cast<float>(isum[k]) * (fp16_to_fp32(load_le16(chunk + 2 * k)) * dx[b]);
       }
       for (int k = 0; k < kLanes; ++k) out[r + k] = acc[k];
     }
