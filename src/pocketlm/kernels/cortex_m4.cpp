@@ -6,8 +6,9 @@
 // instruction. The group and block
 // sums are int32 and exact in any order, so pairing the products this way changes no bit; the
 // float accumulation across groups and blocks is tiled4's (the reference's order and rounding).
-// Weights use tiled4's layouts (q80 row-major, 4 rows sharing each activation; Q8_0 and Q4_0
-// interleaved by 4 rows with 4 bytes of a row side by side), so plans are the same. fp32,
+// Weights are interleaved by 4 rows with 4 bytes of a row side by side (q80 where its group
+// size is whole words, Q8_0 and Q4_0 as tiled4 does): the same bytes; for q80 the plan adds
+// a repack region, one block of 4 rows (1,376 bytes for stories260K). fp32,
 // attention and the rest are tiled4's. Built for Arm targets with the DSP extension
 // (__ARM_FEATURE_DSP: Cortex-M4, M7, M33 with DSP); the default there (kernels/registry.cpp).
 #include <arm_acle.h>
@@ -66,55 +67,55 @@ inline std::int32_t dot4_signed(std::int32_t s, std::uint32_t w, const Pairs& x)
 
 // ---- q80 (llama2.c's runq.c format) ----
 
-// Rows [0, rows) (a multiple of 4) of a row-major q80 matrix with group size gs (a multiple of
-// 4): per 4 rows and group, the 4 int32 sums share each word of activations; then
-// acc = acc + ((float)isum * w_scale) * x_scale per row, groups in order (runq.c's).
+// q80 interleaved by 4 rows (quant/q80_interleave.h, il = 4): per group, chunks of 16 bytes
+// holding a word of each of the 4 rows, and the 4 rows' scales side by side, so one pointer
+// walks the values and one the scales (row-major, GCC ran out of registers for the 4 rows' scale
+// pointers and spilled them every group).
+
+// Rows [0, full) of a q80 matrix interleaved by 4, group size gs (a multiple of 4): per 4 rows
+// and group, the 4 int32 sums share each word of activations; then acc = acc + ((float)isum *
+// w_scale) * x_scale per row, groups in order (runq.c's).
 void matmul_q80_quads(float* out, const std::int8_t* xq, const float* xs, const std::int8_t* wq, const float* ws,
-                      int n, int rows, int gs) {
-  const std::size_t sn = static_cast<std::size_t>(n);
-  const std::size_t sgs = static_cast<std::size_t>(gs);
-  const int groups = n / gs;  // runq.c's `j <= n - gs`: a partial last group is skipped
-  for (int r = 0; r < rows; r += kLanes) {
-    const std::int8_t* w0 = wq + static_cast<std::size_t>(r) * sn;
-    const float* wsr[kLanes];
-    for (int k = 0; k < kLanes; ++k) wsr[k] = ws + (static_cast<std::size_t>(r + k) * sn) / sgs;
-    float acc[kLanes] = {0.0f, 0.0f, 0.0f, 0.0f};
-    for (int g = 0; g < groups; ++g) {
-      const std::size_t j0 = static_cast<std::size_t>(g) * sgs;
+                      int n, int full, int gs) {
+  const int groups = n / gs;
+  const std::int8_t* w = wq;
+  const float* sw = ws;
+  for (int r = 0; r < full; r += kLanes) {
+    const std::int8_t* x = xq;
+    float acc0 = 0.0f, acc1 = 0.0f, acc2 = 0.0f, acc3 = 0.0f;
+    for (int g = 0; g < groups; ++g, sw += kLanes) {
       std::int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-      for (std::size_t j = j0; j < j0 + sgs; j += 4) {
-        const Pairs x = signed_pairs(load_word(xq + j));
-        s0 = dot4_signed(s0, load_word(w0 + j), x);
-        s1 = dot4_signed(s1, load_word(w0 + sn + j), x);
-        s2 = dot4_signed(s2, load_word(w0 + 2 * sn + j), x);
-        s3 = dot4_signed(s3, load_word(w0 + 3 * sn + j), x);
+      for (int j = 0; j < gs; j += 4, x += 4, w += 4 * kLanes) {
+        const Pairs xp = signed_pairs(load_word(x));
+        s0 = dot4_signed(s0, load_word(w), xp);
+        s1 = dot4_signed(s1, load_word(w + 4), xp);
+        s2 = dot4_signed(s2, load_word(w + 8), xp);
+        s3 = dot4_signed(s3, load_word(w + 12), xp);
       }
       const float x_scale = xs[g];
-      acc[0] = acc[0] + (static_cast<float>(s0) * wsr[0][g]) * x_scale;
-      acc[1] = acc[1] + (static_cast<float>(s1) * wsr[1][g]) * x_scale;
-      acc[2] = acc[2] + (static_cast<float>(s2) * wsr[2][g]) * x_scale;
-      acc[3] = acc[3] + (static_cast<float>(s3) * wsr[3][g]) * x_scale;
+      acc0 = acc0 + (static_cast<float>(s0) * sw[0]) * x_scale;
+      acc1 = acc1 + (static_cast<float>(s1) * sw[1]) * x_scale;
+      acc2 = acc2 + (static_cast<float>(s2) * sw[2]) * x_scale;
+      acc3 = acc3 + (static_cast<float>(s3) * sw[3]) * x_scale;
     }
-    for (int k = 0; k < kLanes; ++k) out[r + k] = acc[k];
+    out[r] = acc0;
+    out[r + 1] = acc1;
+    out[r + 2] = acc2;
+    out[r + 3] = acc3;
   }
 }
 
-// Rows [0, rows) (a multiple of 4) of a row-major q80 matrix with group size 4 (stories260K's):
-// each group is one word of each of the 4 rows against one word of activations, so the 4 int32
-// sums are one SMUAD and one SMLAD each, written out (23 instructions for the 16 multiply-adds);
-// then acc = acc + ((float)isum * w_scale) * x_scale per row, groups in order (runq.c's).
+// The same for group size 4 (stories260K's): a group is one chunk, its 4 int32 sums one SMUAD
+// and one SMLAD a row, written out (23 instructions for the 16 multiply-adds).
 void matmul_q80_quads_gs4(float* out, const std::int8_t* xq, const float* xs, const std::int8_t* wq, const float* ws,
-                          int n, int rows) {
+                          int n, int full) {
   const int groups = n / 4;
-  const std::size_t sn = static_cast<std::size_t>(n);
-  const int n2 = 2 * n, n3 = 3 * n;
-  for (int r = 0; r < rows; r += kLanes) {
-    const std::int8_t* w = wq + static_cast<std::size_t>(r) * sn;
-    const float* s0 = ws + static_cast<std::size_t>(r) * static_cast<std::size_t>(groups);
-    const float *s1 = s0 + groups, *s2 = s1 + groups, *s3 = s2 + groups;
+  const std::int8_t* w = wq;
+  const float* sw = ws;
+  for (int r = 0; r < full; r += kLanes) {
     const std::int8_t* x = xq;
     float acc0 = 0.0f, acc1 = 0.0f, acc2 = 0.0f, acc3 = 0.0f;
-    for (int g = 0; g < groups; ++g) {
+    for (int g = 0; g < groups; ++g, sw += kLanes) {
       std::int32_t i0, i1, i2, i3;
       std::uint32_t xe, xo, t, u;
 #define POCKETLM_Q80_ROW(I, ADDR)                  \
@@ -127,18 +128,18 @@ void matmul_q80_quads_gs4(float* out, const std::int8_t* xq, const float* xs, co
           "ldr %[xe], [%[x]], #4\n\t"
           "sxtb16 %[xo], %[xe], ror #8\n\t"
           "sxtb16 %[xe], %[xe]\n\t"  //
-          POCKETLM_Q80_ROW("i1", "[%[w], %[n]]") POCKETLM_Q80_ROW("i2", "[%[w], %[n2]]")
-              POCKETLM_Q80_ROW("i3", "[%[w], %[n3]]") POCKETLM_Q80_ROW("i0", "[%[w]], #4")
+          POCKETLM_Q80_ROW("i1", "[%[w], #4]") POCKETLM_Q80_ROW("i2", "[%[w], #8]")
+              POCKETLM_Q80_ROW("i3", "[%[w], #12]") POCKETLM_Q80_ROW("i0", "[%[w]], #16")
           : [i0] "=&r"(i0), [i1] "=&r"(i1), [i2] "=&r"(i2), [i3] "=&r"(i3), [xe] "=&r"(xe), [xo] "=&r"(xo),
             [t] "=&r"(t), [u] "=&r"(u), [w] "+r"(w), [x] "+r"(x)
-          : [n] "r"(n), [n2] "r"(n2), [n3] "r"(n3)
+          :
           : "memory");
 #undef POCKETLM_Q80_ROW
       const float x_scale = xs[g];
-      acc0 = acc0 + (static_cast<float>(i0) * s0[g]) * x_scale;
-      acc1 = acc1 + (static_cast<float>(i1) * s1[g]) * x_scale;
-      acc2 = acc2 + (static_cast<float>(i2) * s2[g]) * x_scale;
-      acc3 = acc3 + (static_cast<float>(i3) * s3[g]) * x_scale;
+      acc0 = acc0 + (static_cast<float>(i0) * sw[0]) * x_scale;
+      acc1 = acc1 + (static_cast<float>(i1) * sw[1]) * x_scale;
+      acc2 = acc2 + (static_cast<float>(i2) * sw[2]) * x_scale;
+      acc3 = acc3 + (static_cast<float>(i3) * sw[3]) * x_scale;
     }
     out[r] = acc0;
     out[r + 1] = acc1;
@@ -151,7 +152,7 @@ void matmul_q80(float* out, const Matrix& w, const Activation& x, int rows) {
   const auto* xq = static_cast<const std::int8_t*>(x.values);
   const auto* wq = static_cast<const std::int8_t*>(w.values);
   const int n = w.cols, gs = w.group;
-  if (gs % 4 != 0 || n / gs == 0) {  // not whole words (or no whole group): tiled4's loops
+  if (w.interleave != kLanes || n / gs == 0) {  // row-major (gs not whole words) or no whole group
     tiled4_kernels().matmul[type_index(TensorType::kQ80)](out, w, x, rows);
     return;
   }
@@ -160,12 +161,15 @@ void matmul_q80(float* out, const Matrix& w, const Activation& x, int rows) {
     matmul_q80_quads_gs4(out, xq, x.scales, wq, w.scales, n, full);
   else
     matmul_q80_quads(out, xq, x.scales, wq, w.scales, n, full, gs);
-  if (full < rows) {  // n is a multiple of gs (kernels.h), so the tail's scales start at full * n / gs
+  if (full < rows) {  // the tail rows follow row-major; n is a multiple of gs (kernels.h)
     const std::size_t off = static_cast<std::size_t>(full) * static_cast<std::size_t>(n);
     reference::matmul_q80(out + full, xq, x.scales, wq + off, w.scales + off / static_cast<std::size_t>(gs), n,
                           rows - full, gs);
   }
 }
+
+// Rows per interleaved q80 block: 4 where the group size is whole words, else row-major.
+int q80_interleave(int group) { return group % 4 == 0 ? kLanes : 1; }
 
 // ---- Q8_0 and Q4_0 (GGUF), tiled4's 4-row interleave (kernels/interleave4_ggml.h) ----
 
@@ -337,6 +341,7 @@ const Kernels& cortex_m4_kernels() {
     Kernels k = tiled4_kernels();
     k.name = "cortex_m4";
     k.matmul[type_index(TensorType::kQ80)] = matmul_q80;
+    k.interleave[type_index(TensorType::kQ80)] = q80_interleave;
     k.matmul[type_index(TensorType::kQ8_0)] = matmul_q8_0;
     k.matmul[type_index(TensorType::kQ4_0)] = matmul_q4_0;
     return k;
