@@ -10,7 +10,6 @@ namespace pocketlm {
 namespace {
 
 // Blocks keep whole multiples of the row alignment every backend and the worker split use.
-constexpr int kBlockAlign = 32;
 
 // The streamed tensors in forward-pass order; calls f(TensorInfo) for each: global matrices
 // read before the layers, each layer's matrices (norms always stay in RAM), global matrices
@@ -47,14 +46,15 @@ void for_each_streamed(const ModelSpec& spec, const WeightPlacement& p, F f) {
 StreamBlock stream_block(const TensorInfo& t, std::size_t block_bytes, const Kernels& kernels) {
   const auto n = static_cast<std::size_t>(t.cols);
   const std::uint64_t row = row_value_bytes(t.type, n, t.group) + row_scale_bytes(t.type, n, t.group);
-  std::uint64_t rows = block_bytes / row / kBlockAlign * kBlockAlign;
-  if (rows < kBlockAlign) rows = kBlockAlign;
+  std::uint64_t rows = block_bytes / row / kStreamBlockAlign * kStreamBlockAlign;
+  if (rows < kStreamBlockAlign) rows = kStreamBlockAlign;
   if (rows > t.rows) rows = t.rows;
   StreamBlock b;
   b.rows = static_cast<int>(rows);
   b.bytes = row * static_cast<std::uint64_t>(b.rows);
   b.interleave = interleave_of(kernels, t.type, t.group);
   b.repacks = b.interleave > 1 && b.rows >= b.interleave;
+  if (b.repacks) b.scratch = row * static_cast<std::uint64_t>(b.interleave);
   return b;
 }
 
@@ -63,14 +63,15 @@ Status WeightStream::carve(const ModelSpec& spec, const WeightPlacement& p, cons
   for_each_streamed(spec, p, [this](const TensorInfo&) { ++count_; });
   if (count_ == 0) return Status();
   POCKETLM_TRY(carve_array(arena, kStreamRegion, static_cast<std::uint64_t>(count_), &table_));
-  std::uint64_t max_values = 0, max_scales = 0;
-  bool repacks = false;
+  std::uint64_t max_values = 0, max_scales = 0, scratch_values = 0, scratch_scales = 0;
   int i = 0;
   for_each_streamed(spec, p, [&](const TensorInfo& t) {
     const auto n = static_cast<std::size_t>(t.cols);
     const std::size_t rv = row_value_bytes(t.type, n, t.group), rs = row_scale_bytes(t.type, n, t.group);
     const StreamBlock b = stream_block(t, p.block_bytes, kernels);
-    repacks = repacks || b.repacks;
+    const auto il = static_cast<std::uint64_t>(b.interleave);
+    if (b.repacks && rv * il > scratch_values) scratch_values = rv * il;
+    if (b.repacks && rs * il > scratch_scales) scratch_scales = rs * il;
     const auto rows = static_cast<std::uint64_t>(b.rows);
     if (rv * rows > max_values) max_values = rv * rows;
     if (rs * rows > max_scales) max_scales = rs * rows;
@@ -81,10 +82,9 @@ Status WeightStream::carve(const ModelSpec& spec, const WeightPlacement& p, cons
     POCKETLM_TRY(carve_array(arena, kStreamRegion, max_values, &raw_values_[s]));
     if (max_scales) POCKETLM_TRY(carve_array(arena, kStreamRegion, max_scales / sizeof(float), &raw_scales_[s]));
   }
-  if (repacks) {
-    POCKETLM_TRY(carve_array(arena, kStreamRegion, max_values, &ready_values_));
-    if (max_scales) POCKETLM_TRY(carve_array(arena, kStreamRegion, max_scales / sizeof(float), &ready_scales_));
-  }
+  if (scratch_values) POCKETLM_TRY(carve_array(arena, kStreamRegion, scratch_values, &scratch_values_));
+  if (scratch_scales)
+    POCKETLM_TRY(carve_array(arena, kStreamRegion, scratch_scales / sizeof(float), &scratch_scales_));
   return Status();
 }
 
@@ -206,22 +206,20 @@ Matrix WeightStream::rows(const StreamedMatrix& m, int r0) {
   }
   const int il = m.interleave;
   if (il > 1 && rows >= il) {
-    // The backend's layout: full blocks of il rows interleaved, the tail row-major.
+    // The backend's layout, in place: each full block of il rows copied out to the scratch and
+    // interleaved back; the tail stays row-major. The read buffer is not read again (every
+    // block is read anew), so the raw rows are not needed after this.
     const TypeTraits& traits = type_traits(t.type);
     const int full = rows / il * il;
-    for (int r = 0; r < full; r += il)
-      traits.interleave_rows(ready_values_ + static_cast<std::size_t>(r) * rv,
-                             scales ? ready_scales_ + static_cast<std::size_t>(r) * rs / sizeof(float) : nullptr,
-                             values + static_cast<std::size_t>(r) * rv,
-                             scales ? scales + static_cast<std::size_t>(r) * rs / sizeof(float) : nullptr, n,
+    const std::size_t bv = static_cast<std::size_t>(il) * rv, bs = static_cast<std::size_t>(il) * rs;
+    for (int r = 0; r < full; r += il) {
+      unsigned char* block_values = values + static_cast<std::size_t>(r) * rv;
+      float* block_scales = scales ? scales + static_cast<std::size_t>(r) * rs / sizeof(float) : nullptr;
+      std::memcpy(scratch_values_, block_values, bv);
+      if (block_scales) std::memcpy(scratch_scales_, block_scales, bs);
+      traits.interleave_rows(block_values, block_scales, scratch_values_, block_scales ? scratch_scales_ : nullptr, n,
                              static_cast<std::size_t>(t.group), static_cast<std::size_t>(il));
-    std::memcpy(ready_values_ + static_cast<std::size_t>(full) * rv, values + static_cast<std::size_t>(full) * rv,
-                static_cast<std::size_t>(rows - full) * rv);
-    if (scales)
-      std::memcpy(ready_scales_ + static_cast<std::size_t>(full) * rs / sizeof(float),
-                  scales + static_cast<std::size_t>(full) * rs / sizeof(float), static_cast<std::size_t>(rows - full) * rs);
-    values = ready_values_;
-    scales = scales ? ready_scales_ : nullptr;
+    }
   }
   v.values = values;
   v.scales = scales;

@@ -24,15 +24,18 @@ namespace pocketlm {
 
 inline constexpr const char* kStreamRegion = "stream buffers";
 
-// How a streamed matrix is cut: rows per block (a multiple of 32 of about `block_bytes`, at
-// least 32, at most all rows), the bytes of one block (values and scales), and whether the
-// backend repacks its rows (a third, ready buffer). The read buffers are sized by the largest
-// block of all streamed matrices.
+// How a streamed matrix is cut: rows per block (a multiple of kStreamBlockAlign of about
+// `block_bytes`, at least that, at most all rows), the bytes of one block (values and scales),
+// and whether the backend repacks its rows (in place in the read buffer, through a scratch of
+// one interleaved block of rows). The read buffers are sized by the largest block of all
+// streamed matrices.
+inline constexpr int kStreamBlockAlign = 32;
 struct StreamBlock {
   int rows = 0;
   std::uint64_t bytes = 0;
   int interleave = 1;  // the backend's row layout for the type
   bool repacks = false;
+  std::uint64_t scratch = 0;  // bytes of one interleaved block of rows (values and scales) if it repacks
 };
 StreamBlock stream_block(const TensorInfo& t, std::size_t block_bytes, const Kernels& kernels);
 
@@ -49,7 +52,7 @@ class WeightStream {
   // Lists the matrices `placement` streams in forward-pass order (layer by layer, each layer's
   // in its roles' order: wq wk wv wo w1 w3 w2; then the classifier), cuts each into blocks of about
   // placement.block_bytes, and carves the table, two read buffers and, when the backend
-  // repacks rows, one ready buffer.
+  // repacks rows, the scratch of one interleaved block of rows.
   Status carve(const ModelSpec& spec, const WeightPlacement& placement, const Kernels& kernels, Arena& arena);
   // The streamed matrix of `role` and `layer` (-1 for the classifier), or nullptr.
   const StreamedMatrix* find(TensorRole role, int layer) const;
@@ -91,8 +94,8 @@ class WeightStream {
   int end_ = 0;  // matrices this pass reads ahead: count_, or count_ - 1 without the classifier
   unsigned char* raw_values_[2] = {};
   float* raw_scales_[2] = {};
-  unsigned char* ready_values_ = nullptr;
-  float* ready_scales_ = nullptr;
+  unsigned char* scratch_values_ = nullptr;  // one interleaved block of rows, copied out to repack
+  float* scratch_scales_ = nullptr;
   Storage* storage_ = nullptr;
   ReadQueue* queue_ = nullptr;
   InlineReadQueue inline_queue_;

@@ -15,7 +15,7 @@ struct Candidate {
   std::uint64_t freed = 0;      // bytes of RAM
   std::uint64_t per_token = 0;  // bytes read from storage per token
   std::uint64_t block = 0;      // bytes of one streamed block (0: row-fetched, no stream buffer)
-  bool repacks = false;         // streamed, it needs the ready buffer too
+  std::uint64_t scratch = 0;    // streamed, the bytes of its repack scratch (0: not repacked)
   int order = -1;               // its role's place in the kind's forward order
 };
 
@@ -28,7 +28,7 @@ Candidate candidate(const ModelSpec& spec, const Kernels& kernels, std::size_t b
   if (!row_gather) {
     const StreamBlock b = stream_block(t, block_bytes, kernels);
     c.block = b.bytes;
-    c.repacks = b.repacks;
+    c.scratch = b.scratch;
   }
   return c;
 }
@@ -103,15 +103,25 @@ struct Shedding {
   }
 };
 
+// The stream buffers' bytes a level of block size adds to those of `current` (the largest block
+// already streamed): two read buffers of a block, and the first time anything streams the
+// largest repack scratch any candidate could need (one interleaved block of rows: a few KiB).
+struct StreamBuffers {
+  std::uint64_t scratch = 0;
+  std::uint64_t added(std::uint64_t current, std::uint64_t level) const {
+    return 2 * (level - current) + (current == 0 && level > 0 ? scratch : 0);
+  }
+};
+
 // The block-size level at which streaming every tensor that fits it frees the most RAM net of
 // the stream buffers it adds (levels from `current`, the largest block already streamed).
 std::uint64_t least_ram_level(const Shedding& shed, const WeightPlacement& placement, std::uint64_t current,
-                              int buffers) {
+                              const StreamBuffers& buffers) {
   // A level frees `freed` and costs `buffers` bytes: compared as freed + other.buffers, so no
   // negative values (both sums are bounded by the model file's size, far below 2^63).
   std::uint64_t best_level = current, best_freed = 0, best_buffers = 0, level = current;
   for (;;) {
-    const std::uint64_t level_buffers = static_cast<std::uint64_t>(buffers) * (level - current);
+    const std::uint64_t level_buffers = buffers.added(current, level);
     std::uint64_t freed = 0, next = UINT64_MAX;
     shed.each(placement, [&](const Candidate& c) {
       if (c.block <= level) freed += c.freed;
@@ -131,12 +141,12 @@ bool shed_weights(const ModelSpec& spec, const Kernels& kernels, std::uint64_t s
   const Shedding shed{spec, kernels, placement->block_bytes};
   // The stream buffers already in the plan: sized by the largest block streamed so far.
   std::uint64_t current = 0;
-  int buffers = 2;  // two read buffers, and a ready one when the backend repacks
+  StreamBuffers buffers;
   for (int i = 0; i < spec.tensor_count(); ++i) {
     const TensorInfo t = spec.tensor(i);
     if (storable(t)) {
       const Candidate c = candidate(spec, kernels, placement->block_bytes, t);
-      if (c.repacks) buffers = 3;
+      if (c.scratch > buffers.scratch) buffers.scratch = c.scratch;
       if (placement->in_storage(t) && c.block > current) current = c.block;
     }
   }
@@ -144,7 +154,7 @@ bool shed_weights(const ModelSpec& spec, const Kernels& kernels, std::uint64_t s
   // fit it costs the buffers of that level. Shed at the level that reads the fewest bytes per
   // token; when none frees enough, take the placement that needs the least RAM.
   auto need_at = [&](std::uint64_t level) {  // the shortfall and the buffers a level adds
-    const std::uint64_t extra = buffers * (level - current);
+    const std::uint64_t extra = buffers.added(current, level);
     return shortfall > UINT64_MAX - extra ? UINT64_MAX : shortfall + extra;
   };
   bool covered = false;

@@ -210,7 +210,7 @@ Status describe_session_regions(const ModelSpec& spec, const WeightPlacement& pl
     for (int i = 0; i < spec.tensor_count() && !streamed; ++i)
       streamed = placement.residency(spec.tensor(i)) == Residency::kStreamed;
     if (streamed)
-      format_to(note, sizeof note, "weights read from storage: 2 blocks of ~%zu KiB in flight, 1 repacked%s",
+      format_to(note, sizeof note, "weights read from storage: 2 blocks of ~%zu KiB in flight, repacked in place%s",
                 placement.block_bytes / 1024, table_stored ? ", 1 table row" : "");
     else
       format_to(note, sizeof note, "one row of a table in storage");
