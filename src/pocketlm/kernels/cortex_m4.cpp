@@ -6,10 +6,9 @@
 // instruction. The group and block
 // sums are int32 and exact in any order, so pairing the products this way changes no bit; the
 // float accumulation across groups and blocks is tiled4's (the reference's order and rounding).
-// Weights are interleaved by 4 rows with 4 bytes of a row side by side (q80 where its group
-// size is whole words, Q8_0 and Q4_0 as tiled4 does): the same bytes; for q80 the plan adds
-// a repack region, one block of 4 rows (1,376 bytes for stories260K). fp32,
-// attention and the rest are tiled4's. Built for Arm targets with the DSP extension
+// Weights use tiled4's layouts (q80, Q8_0 and Q4_0 interleaved by 4 rows with 4 bytes of a row
+// side by side; q80 row-major where its group size is not whole words). fp32, attention and
+// the rest are tiled4's. Built for Arm targets with the DSP extension
 // (__ARM_FEATURE_DSP: Cortex-M4, M7, M33 with DSP); the default there (kernels/registry.cpp).
 #include <arm_acle.h>
 
@@ -67,10 +66,10 @@ inline std::int32_t dot4_signed(std::int32_t s, std::uint32_t w, const Pairs& x)
 
 // ---- q80 (llama2.c's runq.c format) ----
 
-// q80 interleaved by 4 rows (quant/q80_interleave.h, il = 4): per group, chunks of 16 bytes
-// holding a word of each of the 4 rows, and the 4 rows' scales side by side, so one pointer
-// walks the values and one the scales (row-major, GCC ran out of registers for the 4 rows' scale
-// pointers and spilled them every group).
+// q80 interleaved by 4 rows as tiled4 has it (quant/q80_interleave.h, il = 4): per group, chunks
+// of 16 bytes holding a word of each of the 4 rows, and the 4 rows' scales side by side, so one
+// pointer walks the values and one the scales (row-major, GCC ran out of registers for the 4
+// rows' scale pointers and spilled them every group).
 
 // Rows [0, full) of a q80 matrix interleaved by 4, group size gs (a multiple of 4): per 4 rows
 // and group, the 4 int32 sums share each word of activations; then acc = acc + ((float)isum *
@@ -167,9 +166,6 @@ void matmul_q80(float* out, const Matrix& w, const Activation& x, int rows) {
                           rows - full, gs);
   }
 }
-
-// Rows per interleaved q80 block: 4 where the group size is whole words, else row-major.
-int q80_interleave(int group) { return group % 4 == 0 ? kLanes : 1; }
 
 // ---- Q8_0 and Q4_0 (GGUF), tiled4's 4-row interleave (kernels/interleave4_ggml.h) ----
 
@@ -341,7 +337,6 @@ const Kernels& cortex_m4_kernels() {
     Kernels k = tiled4_kernels();
     k.name = "cortex_m4";
     k.matmul[type_index(TensorType::kQ80)] = matmul_q80;
-    k.interleave[type_index(TensorType::kQ80)] = q80_interleave;
     k.matmul[type_index(TensorType::kQ8_0)] = matmul_q8_0;
     k.matmul[type_index(TensorType::kQ4_0)] = matmul_q4_0;
     return k;

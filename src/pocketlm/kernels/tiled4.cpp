@@ -14,7 +14,9 @@
 // - q8_0 matmul: 4 rows at a time sharing each activation; the activations are widened to
 //   int16 once, so each product is an int16 x int16 multiply-add. The int32 group sums are
 //   exact in any order (the compiler may split them). Then each row does runq.c's
-//   acc += ((float)isum * w_scale) * x_scale, groups in order.
+//   acc += ((float)isum * w_scale) * x_scale, groups in order. Where the group size is whole
+//   words the rows are interleaved by 4 (quant/q80_interleave.h), so one pointer walks 4 rows'
+//   values and one their scales; otherwise row-major, as in the file.
 // - attention: scores for 4 positions at a time (each one summed in index order), and the
 //   weighted sum of values adds 4 positions per pass over the output, in position order.
 // - Q4_0 and Q8_0: weights interleaved by 4 rows with 4 bytes of a row side by side
@@ -191,6 +193,93 @@ void matmul_q80(float* out, const std::int8_t* xq, const float* xs, const std::i
     reference::matmul_q80(out + full, xq, xs, wq + off, ws + off / static_cast<std::size_t>(gs), n, d - full, gs);
   }
 }
+
+// The same over q80 interleaved by 4 rows (quant/q80_interleave.h, il = 4: per group, chunks of
+// 16 bytes with a word of each row, and the 4 rows' scales side by side), rows [0, full): one
+// pointer walks a block's values and one its scales, where row-major needs 4 of each (on a
+// 32-bit core without SIMD, eight pointers and the sums do not fit the registers).
+template <int GS, typename X>
+void matmul_q80_il4_groups(float* POCKETLM_RESTRICT out, const X* POCKETLM_RESTRICT x, const float* POCKETLM_RESTRICT xs,
+                           const std::int8_t* POCKETLM_RESTRICT wq, const float* POCKETLM_RESTRICT ws, int n, int full,
+                           int gs_runtime, int g0, int g1) {
+  const int gs = GS > 0 ? GS : gs_runtime;
+  const std::size_t groups = static_cast<std::size_t>(n / gs);
+  for (int r = 0; r < full; r += kLanes) {
+    const std::int8_t* POCKETLM_RESTRICT w =
+        wq + static_cast<std::size_t>(r) * static_cast<std::size_t>(n) + static_cast<std::size_t>(g0 * gs) * kLanes;
+    const float* POCKETLM_RESTRICT sw = ws + static_cast<std::size_t>(r) * groups + static_cast<std::size_t>(g0) * kLanes;
+    float acc0 = g0 == 0 ? 0.0f : out[r], acc1 = g0 == 0 ? 0.0f : out[r + 1];
+    float acc2 = g0 == 0 ? 0.0f : out[r + 2], acc3 = g0 == 0 ? 0.0f : out[r + 3];
+    const X* POCKETLM_RESTRICT xg = x;
+    for (int g = g0; g < g1; ++g, sw += kLanes) {
+      std::int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+      for (int j = 0; j < gs; j += 4, xg += 4, w += 4 * kLanes) {
+        const std::int32_t x0 = xg[0], x1 = xg[1], x2 = xg[2], x3 = xg[3];
+        s0 += x0 * w[0] + x1 * w[1] + x2 * w[2] + x3 * w[3];
+        s1 += x0 * w[4] + x1 * w[5] + x2 * w[6] + x3 * w[7];
+        s2 += x0 * w[8] + x1 * w[9] + x2 * w[10] + x3 * w[11];
+        s3 += x0 * w[12] + x1 * w[13] + x2 * w[14] + x3 * w[15];
+      }
+      const float x_scale = xs[g];
+      acc0 = acc0 + (static_cast<float>(s0) * sw[0]) * x_scale;
+      acc1 = acc1 + (static_cast<float>(s1) * sw[1]) * x_scale;
+      acc2 = acc2 + (static_cast<float>(s2) * sw[2]) * x_scale;
+      acc3 = acc3 + (static_cast<float>(s3) * sw[3]) * x_scale;
+    }
+    out[r] = acc0;
+    out[r + 1] = acc1;
+    out[r + 2] = acc2;
+    out[r + 3] = acc3;
+  }
+}
+
+template <int GS>
+void matmul_q80_il4(float* out, const std::int8_t* xq, const float* xs, const std::int8_t* wq, const float* ws, int n,
+                    int full, int gs_runtime) {
+  const int gs = GS > 0 ? GS : gs_runtime;
+  const int groups = n / gs;
+  if (gs > kXChunk) {
+    matmul_q80_il4_groups<GS>(out, xq, xs, wq, ws, n, full, gs, 0, groups);
+    return;
+  }
+  const int chunk_groups = kXChunk / gs;
+  std::int16_t x16[kXChunk];
+  for (int g0 = 0; g0 < groups; g0 += chunk_groups) {
+    const int g1 = groups - g0 < chunk_groups ? groups : g0 + chunk_groups;
+    const std::int8_t* src = xq + static_cast<std::size_t>(g0) * static_cast<std::size_t>(gs);
+    for (int j = 0; j < (g1 - g0) * gs; ++j) x16[j] = src[j];
+    matmul_q80_il4_groups<GS>(out, static_cast<const std::int16_t*>(x16), xs, wq, ws, n, full, gs, g0, g1);
+  }
+}
+
+// Rows per interleaved q80 block: 4 where the group size is whole words (a word never straddles
+// two groups), else row-major.
+int q80_interleave(int group) { return group % 4 == 0 ? kLanes : 1; }
+
+void matmul_q80_table(float* out, const Matrix& w, const Activation& x, int rows) {
+  const auto* xq = static_cast<const std::int8_t*>(x.values);
+  const auto* wq = static_cast<const std::int8_t*>(w.values);
+  const int n = w.cols, gs = w.group;
+  if (w.interleave != kLanes) {
+    matmul_q80(out, xq, x.scales, wq, w.scales, n, rows, gs);
+    return;
+  }
+  const int full = n / gs == 0 ? 0 : rows / kLanes * kLanes;
+  if (gs == 4)
+    matmul_q80_il4<4>(out, xq, x.scales, wq, w.scales, n, full, gs);
+  else if (gs == 32)
+    matmul_q80_il4<32>(out, xq, x.scales, wq, w.scales, n, full, gs);
+  else if (gs == 64)
+    matmul_q80_il4<64>(out, xq, x.scales, wq, w.scales, n, full, gs);
+  else
+    matmul_q80_il4<0>(out, xq, x.scales, wq, w.scales, n, full, gs);
+  if (full < rows) {  // the tail rows follow row-major; n is a multiple of gs (kernels.h)
+    const std::size_t off = static_cast<std::size_t>(full) * static_cast<std::size_t>(n);
+    reference::matmul_q80(out + full, xq, x.scales, wq + off, w.scales + off / static_cast<std::size_t>(gs), n,
+                          rows - full, gs);
+  }
+}
+
 
 // run.c's attention, statement for statement per value, with the loops tiled by 4 positions:
 // - 4 scores at once, each q·k summed in index order, then divided by sqrt(head_size);
@@ -426,7 +515,8 @@ const Kernels& tiled4_kernels() {
     Kernels k = reference_kernels();
     k.name = "tiled4";
     k.matmul[type_index(TensorType::kF32)] = matmul_f32_entry<matmul_f32>;
-    k.matmul[type_index(TensorType::kQ80)] = matmul_q80_entry<matmul_q80>;
+    k.matmul[type_index(TensorType::kQ80)] = matmul_q80_table;
+    k.interleave[type_index(TensorType::kQ80)] = q80_interleave;
     k.interleave[type_index(TensorType::kF32)] = fixed_interleave<kLanes>;
     k.attention = attention;
     k.matmul[type_index(TensorType::kQ8_0)] = matmul_ggml<false>;
