@@ -39,6 +39,15 @@ function(add_firmware name mode model tokenizer prompt steps)
   endif()
 endfunction()
 
+# add_calibration_firmware(NAME MODEL_MODE MODEL TOKENIZER PROMPT STEPS): add_firmware for a case
+# a public device measurement calibrates (bench/device/calibration.json), and the image with the
+# reference backend too (firmware_NAME__reference): bench/device/estimate fits its CPI to those
+# counts, llama2.c's own loops, the code closest to the runtimes that were measured.
+function(add_calibration_firmware name mode model tokenizer prompt steps)
+  add_firmware(${name} ${mode} "${model}" "${tokenizer}" "${prompt}" ${steps})
+  add_firmware_with(${name}__reference reference ${mode} "${model}" "${tokenizer}" "${prompt}" ${steps})
+endfunction()
+
 # add_firmware_with(NAME KERNELS MODEL_MODE MODEL TOKENIZER PROMPT STEPS [DEFINITIONS...])
 function(add_firmware_with name kernels mode model tokenizer prompt steps)
   set(extra_definitions ${ARGN})
@@ -83,7 +92,7 @@ macro(add_stories260K_cases mode)
   find_model(tok512 tok512.bin)
   find_model(stories260K stories260K.bin)
   find_model(stories260K_q80 stories260K_q80.bin)
-  add_firmware(firmware_s260K_greedy_layla ${mode} "${stories260K}" "${tok512}"
+  add_calibration_firmware(firmware_s260K_greedy_layla ${mode} "${stories260K}" "${tok512}"
                "Once upon a time, there was a little girl named Layla" 64)
   add_firmware(firmware_s260Kq80_greedy_noprompt ${mode} "${stories260K_q80}" "${tok512}" "" 200)
   add_kernel_bench(kernelbench_s260Kq80 "${stories260K_q80}")
@@ -102,7 +111,7 @@ function(add_esp32_ple_case)
     return()
   endif()
   find_model(tokenizer32k tokenizer.bin)
-  add_firmware(firmware_esp32ple_iq4xs_greedy HOST_FILE "${POCKETLM_FIRMWARE_PLE_MODEL}" "${tokenizer32k}"
+  add_calibration_firmware(firmware_esp32ple_iq4xs_greedy HOST_FILE "${POCKETLM_FIRMWARE_PLE_MODEL}" "${tokenizer32k}"
                "Once upon a time" 24)
   add_kernel_bench(kernelbench_esp32ple_iq4xs "${POCKETLM_FIRMWARE_PLE_MODEL}")
 endfunction()
