@@ -17,6 +17,7 @@
 #include <cstring>
 
 #include "pocketlm/kernels/interleave4_ggml.h"
+#include "pocketlm/kernels/q80_quad.h"
 #include "pocketlm/kernels/kernels.h"
 #include "pocketlm/kernels/reference.h"
 #include "pocketlm/quant/fp16.h"
@@ -81,7 +82,7 @@ void matmul_q80_quads(float* out, const std::int8_t* xq, const float* xs, const 
   const float* sw = ws;
   for (int r = 0; r < full; r += kLanes) {
     const std::int8_t* x = xq;
-    float acc0 = 0.0f, acc1 = 0.0f, acc2 = 0.0f, acc3 = 0.0f;
+    Q80Quad acc;
     for (int g = 0; g < groups; ++g, sw += kLanes) {
       std::int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
       for (int j = 0; j < gs; j += 4, x += 4, w += 4 * kLanes) {
@@ -91,16 +92,9 @@ void matmul_q80_quads(float* out, const std::int8_t* xq, const float* xs, const 
         s2 = dot4_signed(s2, load_word(w + 8), xp);
         s3 = dot4_signed(s3, load_word(w + 12), xp);
       }
-      const float x_scale = xs[g];
-      acc0 = acc0 + (static_cast<float>(s0) * sw[0]) * x_scale;
-      acc1 = acc1 + (static_cast<float>(s1) * sw[1]) * x_scale;
-      acc2 = acc2 + (static_cast<float>(s2) * sw[2]) * x_scale;
-      acc3 = acc3 + (static_cast<float>(s3) * sw[3]) * x_scale;
+      acc.add(s0, s1, s2, s3, sw, xs[g]);
     }
-    out[r] = acc0;
-    out[r + 1] = acc1;
-    out[r + 2] = acc2;
-    out[r + 3] = acc3;
+    acc.store(out + r);
   }
 }
 
@@ -113,7 +107,7 @@ void matmul_q80_quads_gs4(float* out, const std::int8_t* xq, const float* xs, co
   const float* sw = ws;
   for (int r = 0; r < full; r += kLanes) {
     const std::int8_t* x = xq;
-    float acc0 = 0.0f, acc1 = 0.0f, acc2 = 0.0f, acc3 = 0.0f;
+    Q80Quad acc;
     for (int g = 0; g < groups; ++g, sw += kLanes) {
       std::int32_t i0, i1, i2, i3;
       std::uint32_t xe, xo, t, u;
@@ -134,16 +128,9 @@ void matmul_q80_quads_gs4(float* out, const std::int8_t* xq, const float* xs, co
           :
           : "memory");
 #undef POCKETLM_Q80_ROW
-      const float x_scale = xs[g];
-      acc0 = acc0 + (static_cast<float>(i0) * sw[0]) * x_scale;
-      acc1 = acc1 + (static_cast<float>(i1) * sw[1]) * x_scale;
-      acc2 = acc2 + (static_cast<float>(i2) * sw[2]) * x_scale;
-      acc3 = acc3 + (static_cast<float>(i3) * sw[3]) * x_scale;
+      acc.add(i0, i1, i2, i3, sw, xs[g]);
     }
-    out[r] = acc0;
-    out[r + 1] = acc1;
-    out[r + 2] = acc2;
-    out[r + 3] = acc3;
+    acc.store(out + r);
   }
 }
 

@@ -35,6 +35,7 @@
 #include <cstring>
 
 #include "pocketlm/kernels/interleave4_ggml.h"
+#include "pocketlm/kernels/q80_quad.h"
 #include "pocketlm/kernels/reference.h"
 #include "pocketlm/quant/fp16.h"
 #include "pocketlm/quant/iq4_xs.h"
@@ -208,8 +209,8 @@ void matmul_q80_il4_groups(float* POCKETLM_RESTRICT out, const X* POCKETLM_RESTR
     const std::int8_t* POCKETLM_RESTRICT w =
         wq + static_cast<std::size_t>(r) * static_cast<std::size_t>(n) + static_cast<std::size_t>(g0 * gs) * kLanes;
     const float* POCKETLM_RESTRICT sw = ws + static_cast<std::size_t>(r) * groups + static_cast<std::size_t>(g0) * kLanes;
-    float acc0 = g0 == 0 ? 0.0f : out[r], acc1 = g0 == 0 ? 0.0f : out[r + 1];
-    float acc2 = g0 == 0 ? 0.0f : out[r + 2], acc3 = g0 == 0 ? 0.0f : out[r + 3];
+    Q80Quad acc;
+    if (g0 > 0) acc.load(out + r);
     const X* POCKETLM_RESTRICT xg = x;
     for (int g = g0; g < g1; ++g, sw += kLanes) {
       std::int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
@@ -220,16 +221,9 @@ void matmul_q80_il4_groups(float* POCKETLM_RESTRICT out, const X* POCKETLM_RESTR
         s2 += x0 * w[8] + x1 * w[9] + x2 * w[10] + x3 * w[11];
         s3 += x0 * w[12] + x1 * w[13] + x2 * w[14] + x3 * w[15];
       }
-      const float x_scale = xs[g];
-      acc0 = acc0 + (static_cast<float>(s0) * sw[0]) * x_scale;
-      acc1 = acc1 + (static_cast<float>(s1) * sw[1]) * x_scale;
-      acc2 = acc2 + (static_cast<float>(s2) * sw[2]) * x_scale;
-      acc3 = acc3 + (static_cast<float>(s3) * sw[3]) * x_scale;
+      acc.add(s0, s1, s2, s3, sw, xs[g]);
     }
-    out[r] = acc0;
-    out[r + 1] = acc1;
-    out[r + 2] = acc2;
-    out[r + 3] = acc3;
+    acc.store(out + r);
   }
 }
 
@@ -418,22 +412,18 @@ inline std::uint32_t q4_0_word_pairs(std::uint32_t acc, std::uint32_t w, const s
   return acc;
 }
 
-// The little-endian word at q, 4-aligned (matrices in an arena are; interleaved blocks are 72
-// bytes and their groups start at 8 + 16 t + 4 k): one load where the compiler knows it.
-inline std::uint32_t load_le32(const unsigned char* q) {
-  const auto* a = static_cast<const unsigned char*>(__builtin_assume_aligned(q, 4));
-  std::uint32_t v;
-  std::memcpy(&v, a, 4);
-  if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap32(v);
-  return v;
-}
-
-// The little-endian fp16 at q, 2-aligned (a block scale of a 4-aligned interleaved block).
-inline std::uint16_t load_le16(const unsigned char* q) {
-  const auto* a = static_cast<const unsigned char*>(__builtin_assume_aligned(q, 2));
-  std::uint16_t v;
-  std::memcpy(&v, a, 2);
-  if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap16(v);
+// The little-endian T (uint32_t or uint16_t) at q, aligned to sizeof(T) (matrices in an arena
+// are 4-aligned; interleaved Q4_0 blocks are 72 bytes, their scales at 2 k and their groups at
+// 8 + 16 t + 4 k): one load where the compiler knows the alignment.
+template <class T>
+inline T load_le(const unsigned char* q) {
+  const auto* a = static_cast<const unsigned char*>(__builtin_assume_aligned(q, sizeof(T)));
+  T v;
+  std::memcpy(&v, a, sizeof(T));
+  if constexpr (std::endian::native == std::endian::big) {
+    if constexpr (sizeof(T) == 4) v = __builtin_bswap32(v);
+    else v = __builtin_bswap16(v);
+  }
   return v;
 }
 
@@ -468,10 +458,10 @@ void matmul_q4_0_rows4(float* POCKETLM_RESTRICT out, const unsigned char* POCKET
         for (int half = 0; half < 2; ++half) {
           std::uint32_t a0 = 0x8000u, a1 = 0x8000u, a2 = 0x8000u, a3 = 0x8000u;
           for (int t = 0; t < 2; ++t, p += 4, g += 16) {
-            a0 = q4_0_word_pairs(a0, load_le32(g), p);
-            a1 = q4_0_word_pairs(a1, load_le32(g + 4), p);
-            a2 = q4_0_word_pairs(a2, load_le32(g + 8), p);
-            a3 = q4_0_word_pairs(a3, load_le32(g + 12), p);
+            a0 = q4_0_word_pairs(a0, load_le<std::uint32_t>(g), p);
+            a1 = q4_0_word_pairs(a1, load_le<std::uint32_t>(g + 4), p);
+            a2 = q4_0_word_pairs(a2, load_le<std::uint32_t>(g + 8), p);
+            a3 = q4_0_word_pairs(a3, load_le<std::uint32_t>(g + 12), p);
           }
           s0 += q4_0_half_sum(a0);
           s1 += q4_0_half_sum(a1);
@@ -480,7 +470,7 @@ void matmul_q4_0_rows4(float* POCKETLM_RESTRICT out, const unsigned char* POCKET
         }
         const std::int32_t isum[kLanes] = {s0, s1, s2, s3};
         for (int k = 0; k < kLanes; ++k)
-          acc[k] = acc[k] + static_cast<float>(isum[k]) * (fp16_to_fp32(load_le16(chunk + 2 * k)) * dx[b]);
+          acc[k] = acc[k] + static_cast<float>(isum[k]) * (fp16_to_fp32(load_le<std::uint16_t>(chunk + 2 * k)) * dx[b]);
       }
       for (int k = 0; k < kLanes; ++k) out[r + k] = acc[k];
     }
