@@ -157,6 +157,25 @@ void matmul_q80_quads(float* POCKETLM_RESTRICT out, const X* POCKETLM_RESTRICT x
   }
 }
 
+// Runs groups(x, g0, g1) over groups [0, groups) of the activations xq (group size gs), x holding
+// those groups widened to int16, kXChunk values at a time (x[0] is element g0 * gs); with groups
+// too large for the buffer, once over the int8 activations.
+template <class Groups>
+void over_x_chunks(const std::int8_t* xq, int gs, int groups, Groups&& run) {
+  if (gs > kXChunk) {
+    run(xq, 0, groups);
+    return;
+  }
+  const int chunk_groups = kXChunk / gs;
+  std::int16_t x16[kXChunk];
+  for (int g0 = 0; g0 < groups; g0 += chunk_groups) {
+    const int g1 = groups - g0 < chunk_groups ? groups : g0 + chunk_groups;
+    const std::int8_t* src = xq + static_cast<std::size_t>(g0) * static_cast<std::size_t>(gs);
+    for (int j = 0; j < (g1 - g0) * gs; ++j) x16[j] = src[j];
+    run(static_cast<const std::int16_t*>(x16), g0, g1);
+  }
+}
+
 template <int GS>
 void matmul_q80_rows(float* out, const std::int8_t* xq, const float* xs, const std::int8_t* wq, const float* ws,
                      int n, int rows, int gs_runtime) {
@@ -166,18 +185,9 @@ void matmul_q80_rows(float* out, const std::int8_t* xq, const float* xs, const s
     for (int i = 0; i < rows; ++i) out[i] = 0.0f;
     return;
   }
-  if (gs > kXChunk) {  // groups too large for the int16 buffer: read the int8 activations
-    matmul_q80_quads<GS>(out, xq, xs, wq, ws, n, rows, gs, 0, groups);
-    return;
-  }
-  const int chunk_groups = kXChunk / gs;
-  std::int16_t x16[kXChunk];
-  for (int g0 = 0; g0 < groups; g0 += chunk_groups) {
-    const int g1 = groups - g0 < chunk_groups ? groups : g0 + chunk_groups;
-    const std::int8_t* src = xq + static_cast<std::size_t>(g0) * static_cast<std::size_t>(gs);
-    for (int j = 0; j < (g1 - g0) * gs; ++j) x16[j] = src[j];
-    matmul_q80_quads<GS>(out, static_cast<const std::int16_t*>(x16), xs, wq, ws, n, rows, gs, g0, g1);
-  }
+  over_x_chunks(xq, gs, groups, [&](const auto* x, int g0, int g1) {
+    matmul_q80_quads<GS>(out, x, xs, wq, ws, n, rows, gs, g0, g1);
+  });
 }
 
 void matmul_q80(float* out, const std::int8_t* xq, const float* xs, const std::int8_t* wq, const float* ws, int n,
@@ -232,18 +242,9 @@ void matmul_q80_il4(float* out, const std::int8_t* xq, const float* xs, const st
                     int full, int gs_runtime) {
   const int gs = GS > 0 ? GS : gs_runtime;
   const int groups = n / gs;
-  if (gs > kXChunk) {
-    matmul_q80_il4_groups<GS>(out, xq, xs, wq, ws, n, full, gs, 0, groups);
-    return;
-  }
-  const int chunk_groups = kXChunk / gs;
-  std::int16_t x16[kXChunk];
-  for (int g0 = 0; g0 < groups; g0 += chunk_groups) {
-    const int g1 = groups - g0 < chunk_groups ? groups : g0 + chunk_groups;
-    const std::int8_t* src = xq + static_cast<std::size_t>(g0) * static_cast<std::size_t>(gs);
-    for (int j = 0; j < (g1 - g0) * gs; ++j) x16[j] = src[j];
-    matmul_q80_il4_groups<GS>(out, static_cast<const std::int16_t*>(x16), xs, wq, ws, n, full, gs, g0, g1);
-  }
+  over_x_chunks(xq, gs, groups, [&](const auto* x, int g0, int g1) {
+    matmul_q80_il4_groups<GS>(out, x, xs, wq, ws, n, full, gs, g0, g1);
+  });
 }
 
 // Rows per interleaved q80 block: 4 where the group size is whole words (a word never straddles
