@@ -9,8 +9,6 @@ namespace pocketlm {
 
 namespace {
 
-// Blocks keep whole multiples of the row alignment every backend and the worker split use.
-
 // The streamed tensors in forward-pass order; calls f(TensorInfo) for each: global matrices
 // read before the layers, each layer's matrices (norms always stay in RAM), global matrices
 // read after them (the classifier).

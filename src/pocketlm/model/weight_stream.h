@@ -28,7 +28,8 @@ inline constexpr const char* kStreamRegion = "stream buffers";
 // `block_bytes`, at least that, at most all rows), the bytes of one block (values and scales),
 // and whether the backend repacks its rows (in place in the read buffer, through a scratch of
 // one interleaved block of rows). The read buffers are sized by the largest block of all
-// streamed matrices.
+// streamed matrices. Blocks keep whole multiples of kStreamBlockAlign rows, the row alignment
+// every backend and the worker split use.
 inline constexpr int kStreamBlockAlign = 32;
 struct StreamBlock {
   int rows = 0;
