@@ -50,6 +50,12 @@ TEST(FormatTo, FixedPointAsTheEnginePrintsIt) {
   EXPECT_STREQ(buf, "nan");
   format_to(buf, sizeof buf, "%.2f", 1.5e20);  // past the exact path: three significant digits
   EXPECT_STREQ(buf, "1.50e+20");
+  // Below 1e15 but with 10^precision past a uint64 (the fuzzer's %f of 1.8e14): the same form.
+  format_to(buf, sizeof buf, "%f", 1.8e14);
+  EXPECT_STREQ(buf, "1.80e+14");
+  format_to(buf, sizeof buf, "%.9f", -2.5e10);
+  EXPECT_STREQ(buf, "-2.50e+10");
+  expect_like_snprintf("%f %.9f", 9.1e12, 9.1e9);  // the largest that stay exact
 }
 
 TEST(FormatTo, CutsAtTheBufferAndReportsTheFullLength) {

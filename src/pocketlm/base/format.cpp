@@ -71,7 +71,10 @@ void emit_fixed(Out& o, const Spec& s, double v) {
   if (__builtin_isinf(a)) return emit(o, s, sign, "inf", 3, false);
   char tmp[64];
   int len = 0;
-  if (a >= 1e15) {
+  std::uint64_t scale = 1;
+  for (int i = 0; i < prec; ++i) scale *= 10;
+  // The exact integer path below needs a * 10^prec (and one more for the rounding) in a uint64.
+  if (a >= 1e15 || a * static_cast<double>(scale) >= 9.2e18) {
     // Too large for the exact integer path: mantissa and exponent, three significant digits.
     int exp10 = 0;
     while (a >= 10.0) {
@@ -90,8 +93,6 @@ void emit_fixed(Out& o, const Spec& s, double v) {
     while (ep < e + sizeof e) tmp[len++] = *ep++;
     return emit(o, s, sign, tmp, len, true);
   }
-  std::uint64_t scale = 1;
-  for (int i = 0; i < prec; ++i) scale *= 10;
   // Rounded as printf rounds the exact binary value: a fraction above or below one half of the
   // last digit decides; at exactly one half of the rounded product, the product's own rounding
   // error (exact, from a fused multiply-add) says which side the true value lies on, and only
