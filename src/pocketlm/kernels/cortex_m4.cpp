@@ -147,11 +147,7 @@ void matmul_q80(float* out, const Matrix& w, const Activation& x, int rows) {
     matmul_q80_quads_gs4(out, xq, x.scales, wq, w.scales, n, full);
   else
     matmul_q80_quads(out, xq, x.scales, wq, w.scales, n, full, gs);
-  if (full < rows) {  // the tail rows follow row-major; n is a multiple of gs (kernels.h)
-    const std::size_t off = static_cast<std::size_t>(full) * static_cast<std::size_t>(n);
-    reference::matmul_q80(out + full, xq, x.scales, wq + off, w.scales + off / static_cast<std::size_t>(gs), n,
-                          rows - full, gs);
-  }
+  reference::matmul_q80_tail(out, w, x, full, rows);
 }
 
 // ---- Q8_0 and Q4_0 (GGUF), tiled4's 4-row interleave (kernels/interleave4_ggml.h) ----

@@ -37,6 +37,14 @@ void matmul_ggml_tail(float* out, const Matrix& w, const Activation& x, int full
   else
     matmul_q8_0(out + full, rows_from(w, full), x, rows - full);
 }
+// Rows [full, rows) of a q80 matrix (llama2.c's runq.c format): the row-major tail after a
+// backend's interleaved blocks, computed by matmul_q80 above.
+inline void matmul_q80_tail(float* out, const Matrix& w, const Activation& x, int full, int rows) {
+  if (full >= rows) return;
+  const Matrix t = rows_from(w, full);
+  matmul_q80(out + full, static_cast<const std::int8_t*>(x.values), x.scales, static_cast<const std::int8_t*>(t.values),
+             t.scales, w.cols, rows - full, w.group);
+}
 // Activations to Q8_0 blocks (quant/q8_0.h's rule), as the kernel table calls it.
 void quantize_q8_0_act(const float* x, int n, int group, void* values, float* scales);
 void rmsnorm(float* out, const float* x, const float* w, int n, float eps);

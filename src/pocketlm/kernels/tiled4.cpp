@@ -42,6 +42,7 @@
 #include "pocketlm/quant/q4_0.h"
 #include "pocketlm/quant/q8_0.h"
 #include "pocketlm/quant/q80.h"
+#include "pocketlm/quant/q80_interleave.h"
 
 #if defined(__GNUC__) || defined(__clang__) || defined(_MSC_VER)
 #define POCKETLM_RESTRICT __restrict
@@ -273,9 +274,7 @@ void matmul_q80_il4(float* out, const std::int8_t* xq, const float* xs, const st
   });
 }
 
-// Rows per interleaved q80 block: 4 where the group size is whole words (a word never straddles
-// two groups), else row-major.
-int q80_interleave(int group) { return group % 4 == 0 ? kLanes : 1; }
+int q80_interleave(int group) { return q80_interleave_rows(group, kLanes); }
 
 void matmul_q80_table(float* out, const Matrix& w, const Activation& x, int rows) {
   const auto* xq = static_cast<const std::int8_t*>(x.values);
@@ -294,11 +293,7 @@ void matmul_q80_table(float* out, const Matrix& w, const Activation& x, int rows
     matmul_q80_il4<64>(out, xq, x.scales, wq, w.scales, n, full, gs);
   else
     matmul_q80_il4<0>(out, xq, x.scales, wq, w.scales, n, full, gs);
-  if (full < rows) {  // the tail rows follow row-major; n is a multiple of gs (kernels.h)
-    const std::size_t off = static_cast<std::size_t>(full) * static_cast<std::size_t>(n);
-    reference::matmul_q80(out + full, xq, x.scales, wq + off, w.scales + off / static_cast<std::size_t>(gs), n,
-                          rows - full, gs);
-  }
+  reference::matmul_q80_tail(out, w, x, full, rows);
 }
 
 

@@ -26,6 +26,7 @@
 #include "pocketlm/kernels/batch.h"
 #include "pocketlm/kernels/kernels.h"
 #include "pocketlm/kernels/reference.h"
+#include "pocketlm/quant/q80_interleave.h"
 
 namespace pocketlm {
 namespace {  // NOLINT(google-build-namespaces): one copy per backend file
@@ -109,9 +110,7 @@ void matmul_q80_lanes(float* out, const Matrix& w, const Activation& x, int rows
     }
     for (int b = kS * run; b < blocks; ++b) q80_pass<V, Dot, 1>(out, wq, w.scales, xq, x.scales, corr, n, gs, g0, g1, &b);
   }
-  if (full < rows)
-    reference::matmul_q80(out + full, xq, x.scales, wq + static_cast<std::size_t>(full) * n,
-                          w.scales + static_cast<std::size_t>(full) * groups, n, rows - full, gs);
+  reference::matmul_q80_tail(out, w, x, full, rows);
 }
 
 // Tokens per chunk of the batched q80 matmul: their corrections of a chunk of groups wait on
@@ -197,19 +196,15 @@ void matmul_q80_batch_lanes(float* out, std::size_t out_stride, const Matrix& w,
       }
     }
   }
-  if (full < rows) {  // the row-major tail, as matmul_q80_lanes computes it
-    for (int t = 0; t < x.count; ++t)
-      reference::matmul_q80(out + static_cast<std::size_t>(t) * out_stride + full, xq(t), xs(t),
-                            wq + static_cast<std::size_t>(full) * n, w.scales + static_cast<std::size_t>(full) * groups,
-                            n, rows - full, gs);
-  }
+  for (int t = 0; t < x.count; ++t)  // the row-major tail, as matmul_q80_lanes computes it
+    reference::matmul_q80_tail(out + static_cast<std::size_t>(t) * out_stride, w, x.at(t), full, rows);
 }
 
 // Rows per interleaved q80 block: V::kLanes in 4-byte lanes where the group size is a multiple
 // of 4, else row-major (the matmuls then compute every row as the reference does).
 template <class V>
 int q80_interleave_lanes(int group) {
-  return group % 4 == 0 ? V::kLanes : 1;
+  return q80_interleave_rows(group, V::kLanes);
 }
 
 }  // namespace

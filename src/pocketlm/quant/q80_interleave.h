@@ -21,6 +21,10 @@
 
 namespace pocketlm {
 
+// Rows per interleaved block for a backend of `lanes` rows at group size gs: lanes where a group
+// is whole 4-byte words (a lane never straddles two groups), else 1 (row-major).
+constexpr int q80_interleave_rows(int gs, int lanes) { return gs % 4 == 0 ? lanes : 1; }
+
 // Offset of value (k, j) (row k < il of the block, column j < n) from the block's start.
 constexpr std::size_t q80_interleaved_offset(std::size_t k, std::size_t j, std::size_t il) {
   return (j / 4) * il * 4 + k * 4 + j % 4;
