@@ -5,6 +5,7 @@
 // from a view that starts mid-matrix as the worker split makes them.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -93,6 +94,40 @@ TEST_P(BatchedMatmul, Q80EqualsOneTokenAtATime) {
             ASSERT_EQ(std::memcmp(&part[t * stride + r], &got[t * stride + r], sizeof(float)), 0) << what << " view";
       }
     }
+  }
+}
+
+// The largest sums the int8 kernels keep in narrow lanes: every weight 127, -127 or -128 and
+// every activation +-127 (a constant input quantizes to 127 in every position), so that each
+// vpmaddubsw pair of the sign trick (|w| * x, up to 2 * 128 * 127) is at its bound, in groups of
+// 32 and 64.
+TEST_P(BatchedMatmul, Q80AtTheIntegerLimits) {
+  for (int gs : {32, 64}) {
+    const int d = 24, n = 4 * gs, tokens = 5;
+    std::vector<std::int8_t> wq(static_cast<std::size_t>(d) * n);
+    for (std::size_t i = 0; i < wq.size(); ++i) wq[i] = (i / n) % 3 == 2 ? -128 : ((i / n) % 3 == 1 ? -127 : 127);
+    const std::vector<float> ws(wq.size() / gs, 0.5f);
+    std::vector<std::int8_t> pq;
+    std::vector<float> ps;
+    const int il = test::interleave_q80_for(k_, wq, ws, d, n, gs, &pq, &ps);
+    const Matrix ref_w{TensorType::kQ80, d, n, wq.data(), ws.data(), gs, 1};
+    const Matrix w{TensorType::kQ80, d, n, pq.data(), ps.data(), gs, il};
+    std::vector<float> x(static_cast<std::size_t>(tokens) * n);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = (i / n) % 2 ? -3.0f : 3.0f;
+    std::vector<std::int8_t> xq(x.size());
+    std::vector<float> xs(x.size() / gs), want(static_cast<std::size_t>(tokens) * d);
+    for (int t = 0; t < tokens; ++t) {
+      const std::size_t o = static_cast<std::size_t>(t) * n;
+      k_.quantize_act[type_index(TensorType::kQ80)](x.data() + o, n, gs, xq.data() + o, xs.data() + o / gs);
+      ASSERT_EQ(std::abs(xq[o]), 127);
+      ref_.matmul[type_index(TensorType::kQ80)](want.data() + static_cast<std::size_t>(t) * d, ref_w,
+                                                 Activation{xq.data() + o, xs.data() + o / gs, n, gs}, d);
+    }
+    const ActivationBatch in{xq.data(), xs.data(), n, gs, tokens, static_cast<std::size_t>(n),
+                             static_cast<std::size_t>(n / gs)};
+    std::vector<float> got(static_cast<std::size_t>(tokens) * d, -1.0f);
+    matmul_batch(k_, got.data(), static_cast<std::size_t>(d), w, in, d);
+    expect_tokens(want, got, tokens, d, static_cast<std::size_t>(d), std::string(k_.name) + " gs=" + std::to_string(gs));
   }
 }
 

@@ -157,11 +157,12 @@ inline void iq4_xs_pass(float* out, const unsigned char* w, std::size_t row_byte
   for (int b = b0; b < b1; ++b) {
     const unsigned char* chunk = base + static_cast<std::size_t>(b) * kL * kIQ4_XSBlockBytes;
     const typename V::F d = V::load_fp16(chunk);
-    const typename V::I sh = V::load_u16(chunk + 2 * kL), sl = V::load(chunk + 4 * kL);
+    // Each sub-block's scale bits move to the bottom of sh and sl by fixed shifts (a shift by a
+    // count in a register measured 5 % slower on avx2).
+    typename V::I sh = V::load_u16(chunk + 2 * kL), sl = V::load(chunk + 4 * kL);
     const unsigned char* qs = chunk + 8 * kL;
-    for (int ib = 0; ib < kSub; ++ib) {
-      const typename V::I ls = V::or_i(V::and_i(V::shift_right(sl, 4 * ib), V::splat(0x0F)),
-                                       V::shift_left(V::and_i(V::shift_right(sh, 2 * ib), V::splat(3)), 4));
+    for (int ib = 0; ib < kSub; ++ib, sh = V::shift_right2_32(sh), sl = V::shift_right4_32(sl)) {
+      const typename V::I ls = V::or_i(V::and_i(sl, V::splat(0x0F)), V::shift_left4_32(V::and_i(sh, V::splat(3))));
       const typename V::F dl = V::mul(d, V::to_float(V::sub_i(ls, V::splat(32))));
       const auto* xq = reinterpret_cast<const std::int8_t*>(
           xb + (static_cast<std::size_t>(b) * kSub + static_cast<std::size_t>(ib)) * kQ8_0BlockBytes + 2);

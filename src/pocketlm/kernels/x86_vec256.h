@@ -39,12 +39,13 @@ struct Vec256 {
   static I sub_i(I a, I b) { return _mm256_sub_epi32(a, b); }
   static I shift_right4(I v) { return _mm256_srli_epi16(v, 4); }
   // IQ4_XS's grid and scales: a 16-byte table in every 128-bit lane and a byte lookup in it
-  // (vpshufb, per lane), 32-bit shifts by a count, kLanes uint16 widened to int32.
+  // (vpshufb, per lane), fixed shifts of the 32-bit lanes (_32), kLanes uint16 widened to int32.
+  static I shift_right2_32(I v) { return _mm256_srli_epi32(v, 2); }
+  static I shift_right4_32(I v) { return _mm256_srli_epi32(v, 4); }
+  static I shift_left4_32(I v) { return _mm256_slli_epi32(v, 4); }
   static I table16(const void* p) { return _mm256_broadcastsi128_si256(_mm_loadu_si128(static_cast<const __m128i*>(p))); }
   static I lookup16(I table, I index) { return _mm256_shuffle_epi8(table, index); }
   static I or_i(I a, I b) { return _mm256_or_si256(a, b); }
-  static I shift_right(I v, int n) { return _mm256_srl_epi32(v, _mm_cvtsi32_si128(n)); }
-  static I shift_left(I v, int n) { return _mm256_sll_epi32(v, _mm_cvtsi32_si128(n)); }
   static I load_u16(const void* p) { return _mm256_cvtepu16_epi32(_mm_loadu_si128(static_cast<const __m128i*>(p))); }
   static F load_fp16(const void* p) { return _mm256_cvtph_ps(_mm_loadu_si128(static_cast<const __m128i*>(p))); }
   static F to_float(I v) { return _mm256_cvtepi32_ps(v); }

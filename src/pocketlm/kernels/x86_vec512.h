@@ -50,11 +50,12 @@ struct Vec512 {
   static I sub_i(I a, I b) { return _mm512_sub_epi32(a, b); }
   static I shift_right4(I v) { return _mm512_srli_epi16(v, 4); }
   // As Vec256's (vpshufb per 128-bit lane: AVX512BW).
+  static I shift_right2_32(I v) { return _mm512_srli_epi32(v, 2); }
+  static I shift_right4_32(I v) { return _mm512_srli_epi32(v, 4); }
+  static I shift_left4_32(I v) { return _mm512_slli_epi32(v, 4); }
   static I table16(const void* p) { return _mm512_broadcast_i32x4(_mm_loadu_si128(static_cast<const __m128i*>(p))); }
   static I lookup16(I table, I index) { return _mm512_shuffle_epi8(table, index); }
   static I or_i(I a, I b) { return _mm512_or_si512(a, b); }
-  static I shift_right(I v, int n) { return _mm512_srl_epi32(v, _mm_cvtsi32_si128(n)); }
-  static I shift_left(I v, int n) { return _mm512_sll_epi32(v, _mm_cvtsi32_si128(n)); }
   static I load_u16(const void* p) { return _mm512_cvtepu16_epi32(_mm256_loadu_si256(static_cast<const __m256i*>(p))); }
   static F load_fp16(const void* p) { return _mm512_cvtph_ps(_mm256_loadu_si256(static_cast<const __m256i*>(p))); }
   static F to_float(I v) { return _mm512_cvtepi32_ps(v); }
