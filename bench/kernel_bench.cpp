@@ -2,7 +2,7 @@
 // matmul fp32, llama2.c q80 (GS 32) and the GGUF block types Q8_0 and Q4_0 (IQ4_XS at the
 // stories110M shapes) for every backend in this build, q80 batched as prefill runs it (a block of
 // 64 tokens per weight read), and the exp slot over a vocabulary's softmax. Reports multiply-adds per second (MAC/s) and weight bytes
-// streamed per second.
+// streamed per second. bench/x86_int8_peak.cpp adds the avx2 int8 limits they compare with.
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
