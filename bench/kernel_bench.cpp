@@ -1,7 +1,7 @@
 // Kernel microbenchmarks at the stories15M shapes (dim 288, hidden_dim 768, vocab 32000):
 // matmul fp32, llama2.c q80 (GS 32) and the GGUF block types Q8_0 and Q4_0 (IQ4_XS at the
-// stories110M shapes) for every backend in this build, q80 batched as prefill runs it (a block of
-// 64 tokens per weight read), and the exp slot over a vocabulary's softmax. Reports multiply-adds per second (MAC/s) and weight bytes
+// stories110M shapes) for every backend in this build, q80, Q8_0 and Q4_0 batched as prefill runs
+// them (a block of 64 tokens per weight read), and the exp slot over a vocabulary's softmax. Reports multiply-adds per second (MAC/s) and weight bytes
 // streamed per second. bench/x86_int8_peak.cpp adds the avx2 int8 limits they compare with.
 #include <benchmark/benchmark.h>
 
@@ -91,21 +91,22 @@ void BM_MatmulQ80Batch(benchmark::State& state, const Kernels* k) {
 }
 
 // Q8_0, Q4_0 or IQ4_XS weights (quantized from random floats, interleaved as the backend reads them)
-// times Q8_0 activations.
-void BM_MatmulGgml(benchmark::State& state, const Kernels* k, TensorType type) {
+// times Q8_0 activations: one token, or a prefill block of `tokens` through matmul_batch.
+void BM_MatmulGgml(benchmark::State& state, const Kernels* k, TensorType type, int tokens) {
   const int d = static_cast<int>(state.range(0)), n = static_cast<int>(state.range(1));
   auto wf = random_floats(static_cast<std::size_t>(d) * n, 1);
-  auto xf = random_floats(static_cast<std::size_t>(n), 2);
+  auto xf = random_floats(static_cast<std::size_t>(n) * tokens, 2);
   const std::size_t row = row_value_bytes(type, static_cast<std::size_t>(n), 0);
+  const std::size_t xbytes = static_cast<std::size_t>(n / 32) * kQ8_0BlockBytes;
   std::vector<unsigned char> w(row * static_cast<std::size_t>(d)), packed(w.size());
-  std::vector<unsigned char> x(static_cast<std::size_t>(n / 32) * kQ8_0BlockBytes);
+  std::vector<unsigned char> x(xbytes * tokens);
   if (type == TensorType::kQ4_0)
     quantize_q4_0(wf.data(), wf.size(), w.data());
   else if (type == TensorType::kIQ4_XS)
     quantize_iq4_xs(wf.data(), wf.size(), w.data());
   else
     quantize_q8_0(wf.data(), wf.size(), w.data());
-  k->quantize_act[type_index(TensorType::kQ8_0)](xf.data(), n, 32, x.data(), nullptr);
+  k->quantize_act[type_index(TensorType::kQ8_0)](xf.data(), n * tokens, 32, x.data(), nullptr);
   const int il = interleave_of(*k, type, 0);
   packed = w;
   for (int r = 0; il > 1 && r + il <= d; r += il)
@@ -113,13 +114,16 @@ void BM_MatmulGgml(benchmark::State& state, const Kernels* k, TensorType type) {
                                       w.data() + static_cast<std::size_t>(r) * row, nullptr, static_cast<std::size_t>(n),
                                       32, static_cast<std::size_t>(il));
   const Matrix m{type, d, n, packed.data(), nullptr, 0, il};
-  const Activation a{x.data(), nullptr, n, 32};
-  std::vector<float> out(static_cast<std::size_t>(d));
+  const ActivationBatch a{x.data(), nullptr, n, 32, tokens, xbytes, 0};
+  std::vector<float> out(static_cast<std::size_t>(d) * tokens);
   for (auto _ : state) {
-    k->matmul[type_index(type)](out.data(), m, a, d);
+    if (tokens == 1)
+      k->matmul[type_index(type)](out.data(), m, a.at(0), d);
+    else
+      matmul_batch(*k, out.data(), static_cast<std::size_t>(d), m, a, d);
     benchmark::DoNotOptimize(out.data());
   }
-  set_counters(state, double(d) * n, double(w.size()));
+  set_counters(state, double(d) * n * tokens, double(w.size()));
 }
 
 // The exp slot over a softmax's n = 32000 values x - max, uniform in [-20, 0]. The kernel works
@@ -156,11 +160,14 @@ int register_all() {
     benchmark::RegisterBenchmark((std::string("matmul_q80/") + *name).c_str(), BM_MatmulQ80, k)->Apply(shapes);
     benchmark::RegisterBenchmark((std::string("matmul_q80_batch/") + *name).c_str(), BM_MatmulQ80Batch, k)
         ->Apply(shapes);
-    benchmark::RegisterBenchmark((std::string("matmul_q8_0/") + *name).c_str(), BM_MatmulGgml, k, TensorType::kQ8_0)
-        ->Apply(shapes);
-    benchmark::RegisterBenchmark((std::string("matmul_q4_0/") + *name).c_str(), BM_MatmulGgml, k, TensorType::kQ4_0)
-        ->Apply(shapes);
-    benchmark::RegisterBenchmark((std::string("matmul_iq4_xs/") + *name).c_str(), BM_MatmulGgml, k, TensorType::kIQ4_XS)
+    for (int tokens : {1, 64}) {
+      const std::string batch = tokens == 1 ? "/" : "_batch/";
+      benchmark::RegisterBenchmark(("matmul_q8_0" + batch + *name).c_str(), BM_MatmulGgml, k, TensorType::kQ8_0, tokens)
+          ->Apply(shapes);
+      benchmark::RegisterBenchmark(("matmul_q4_0" + batch + *name).c_str(), BM_MatmulGgml, k, TensorType::kQ4_0, tokens)
+          ->Apply(shapes);
+    }
+    benchmark::RegisterBenchmark((std::string("matmul_iq4_xs/") + *name).c_str(), BM_MatmulGgml, k, TensorType::kIQ4_XS, 1)
         ->Apply(shapes256);
     benchmark::RegisterBenchmark((std::string("exp/") + *name).c_str(), BM_Exp, k)->Arg(32000);
   }

@@ -7,12 +7,14 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "pocketlm/kernels/batch.h"
 #include "pocketlm/kernels/kernels.h"
+#include "pocketlm/quant/q8_0.h"
 #include "pocketlm/quant/q80_interleave.h"
 #include "pocketlm/quant/row_interleave.h"
 #include "kernel_test_support.h"
@@ -128,6 +130,51 @@ TEST_P(BatchedMatmul, Q80AtTheIntegerLimits) {
     std::vector<float> got(static_cast<std::size_t>(tokens) * d, -1.0f);
     matmul_batch(k_, got.data(), static_cast<std::size_t>(d), w, in, d);
     expect_tokens(want, got, tokens, d, static_cast<std::size_t>(d), std::string(k_.name) + " gs=" + std::to_string(gs));
+  }
+}
+
+// GGUF block types (Q8_0 activations): Q8_0 and Q4_0 through the x86 backends' batched slot,
+// IQ4_XS through the generic path; rows around the 8- and 16-row groups, more blocks than one
+// chunk of the batched kernel (32), token counts around its groups of 4.
+TEST_P(BatchedMatmul, GgmlEqualsOneTokenAtATime) {
+  const int shapes[][2] = {{1, 32}, {8, 64}, {13, 96}, {37, 288}, {64, 1088}, {100, 768}};
+  const int shapes256[][2] = {{9, 256}, {37, 768}};
+  for (TensorType type : {TensorType::kQ8_0, TensorType::kQ4_0, TensorType::kIQ4_XS}) {
+    const bool super = type == TensorType::kIQ4_XS;
+    for (std::size_t s = 0; s < (super ? std::size(shapes256) : std::size(shapes)); ++s) {
+      const int d = super ? shapes256[s][0] : shapes[s][0], n = super ? shapes256[s][1] : shapes[s][1];
+      const auto wb = test::random_blocks(type, d, n, rng_);
+      int il = 1;
+      const auto packed = test::pack_blocks(k_, type, wb, d, n, &il);
+      const Matrix ref_w{type, d, n, wb.data(), nullptr, 0, 1};
+      const Matrix w{type, d, n, packed.data(), nullptr, 0, il};
+      const std::size_t xbytes = static_cast<std::size_t>(n / 32) * kQ8_0BlockBytes;
+      for (int tokens : kTokenCounts) {
+        const auto x = random_floats(static_cast<std::size_t>(tokens) * n, rng_, 4.0f);
+        std::vector<unsigned char> xq(static_cast<std::size_t>(tokens) * xbytes);
+        std::vector<float> want(static_cast<std::size_t>(tokens) * d);
+        for (int t = 0; t < tokens; ++t) {
+          unsigned char* xt = xq.data() + static_cast<std::size_t>(t) * xbytes;
+          k_.quantize_act[type_index(TensorType::kQ8_0)](x.data() + static_cast<std::size_t>(t) * n, n, 32, xt, nullptr);
+          ref_.matmul[type_index(type)](want.data() + static_cast<std::size_t>(t) * d, ref_w,
+                                        Activation{xt, nullptr, n, 32}, d);
+        }
+        const ActivationBatch in{xq.data(), nullptr, n, 32, tokens, xbytes, 0};
+        const std::size_t stride = static_cast<std::size_t>(d) + 5;
+        std::vector<float> got(stride * tokens, -1.0f);
+        matmul_batch(k_, got.data(), stride, w, in, d);
+        const std::string what = std::string(k_.name) + " " + type_name(type) + " d=" + std::to_string(d) +
+                                 " n=" + std::to_string(n) + " tokens=" + std::to_string(tokens);
+        expect_tokens(want, got, tokens, d, stride, what);
+        if (d > 32) {  // rows [32, d) through a view, as a worker computes its share
+          std::vector<float> part(stride * tokens, -1.0f);
+          matmul_batch(k_, part.data() + 32, stride, rows_from(w, 32), in, d - 32);
+          for (int t = 0; t < tokens; ++t)
+            for (int r = 32; r < d; ++r)
+              ASSERT_EQ(std::memcmp(&part[t * stride + r], &got[t * stride + r], sizeof(float)), 0) << what << " view";
+        }
+      }
+    }
   }
 }
 

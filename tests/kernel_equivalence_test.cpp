@@ -23,6 +23,8 @@ namespace pocketlm {
 namespace {
 
 using test::random_floats;
+using test::pack_blocks;
+using test::random_blocks;
 using test::random_int8;
 
 std::vector<const Kernels*> backends() { return test::available_backends(); }
@@ -269,37 +271,6 @@ TEST_P(KernelEquivalence, SwigluMatchesRunCPastExpOverflow) {
 }
 
 // ---- GGUF types: F16, Q8_0, Q4_0 and IQ4_XS weights (Q8_0 activations) ----
-
-// Random ggml blocks of `type` for a [d, n] matrix: scales of varied magnitude (subnormal halves
-// included), every value byte possible (Q8_0's -128 too; every IQ4_XS sub-block scale).
-std::vector<unsigned char> random_blocks(TensorType type, int d, int n, std::mt19937& rng) {
-  const int be = block_elements(type, 0);
-  const std::size_t bs = row_value_bytes(type, static_cast<std::size_t>(be), 0);
-  std::vector<unsigned char> w(static_cast<std::size_t>(d) * static_cast<std::size_t>(n / be) * bs);
-  std::uniform_int_distribution<int> byte(0, 255);
-  std::uniform_real_distribution<float> mag(-12.0f, 2.0f);
-  for (std::size_t b = 0; b < w.size() / bs; ++b) {
-    unsigned char* blk = w.data() + b * bs;
-    float scale = std::pow(2.0f, mag(rng)) * (byte(rng) & 1 ? -1.0f : 1.0f);
-    if (b % 17 == 5) scale = 3e-6f;  // a subnormal half
-    store_fp16(blk, fp32_to_fp16(scale));
-    for (std::size_t i = 2; i < bs; ++i) blk[i] = static_cast<unsigned char>(byte(rng));
-  }
-  return w;
-}
-
-// The weights as backend k stores them: the traits' load-time interleave, block by block.
-std::vector<unsigned char> pack_blocks(const Kernels& k, TensorType type, const std::vector<unsigned char>& w, int d,
-                                       int n, int* il) {
-  *il = interleave_of(k, type, 0);
-  std::vector<unsigned char> packed = w;
-  const std::size_t rb = row_value_bytes(type, static_cast<std::size_t>(n), 0);
-  for (int r = 0; *il > 1 && r + *il <= d; r += *il)
-    type_traits(type).interleave_rows(packed.data() + static_cast<std::size_t>(r) * rb, nullptr,
-                                      w.data() + static_cast<std::size_t>(r) * rb, nullptr, static_cast<std::size_t>(n),
-                                      32, static_cast<std::size_t>(*il));
-  return packed;
-}
 
 void expect_ggml_matmul_equal(const Kernels& ref, const Kernels& k, TensorType type, std::mt19937& rng) {
   // [d, n]: rows not a multiple of 4 or 8, a single block, many blocks (past avx2's 64-block

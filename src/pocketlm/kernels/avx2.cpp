@@ -1,6 +1,6 @@
 // The AVX2 backend (x86-64), bit-identical to `reference`:
-// - matmuls (fp32, F16, q80, Q8_0, Q4_0, IQ4_XS; q80 batched for prefill): the kernels written once for
-//   this width and avx512's (kernels/x86_float.h, x86_q80.h, x86_ggml.h over Vec256,
+// - matmuls (fp32, F16, q80, Q8_0, Q4_0, IQ4_XS; q80, Q8_0 and Q4_0 batched for prefill): the
+//   kernels written once for this width and avx512's (kernels/x86_float.h, x86_q80.h, x86_ggml.h over Vec256,
 //   kernels/x86_vec256.h), each lane one output row, their int8 sums through MaddubsDot (below);
 //   avxvnni shares them with its own Dot; IQ4_XS's grid through a byte lookup (x86_ggml.h).
 // - attention: scores 8 positions at a time, values 8 dimensions at a time (see below); its
@@ -370,6 +370,8 @@ const Kernels& avx2_kernels() {
     k.matmul_batch[type_index(TensorType::kQ80)] = matmul_q80_batch_lanes<Vec256, MaddubsDot>;
     k.matmul[type_index(TensorType::kQ8_0)] = matmul_ggml<Vec256, MaddubsDot, false>;
     k.matmul[type_index(TensorType::kQ4_0)] = matmul_ggml<Vec256, MaddubsDot, true>;
+    k.matmul_batch[type_index(TensorType::kQ8_0)] = matmul_ggml_batch<Vec256, MaddubsDot, false>;
+    k.matmul_batch[type_index(TensorType::kQ4_0)] = matmul_ggml_batch<Vec256, MaddubsDot, true>;
     k.interleave[type_index(TensorType::kQ8_0)] = fixed_interleave<kLanes>;
     k.interleave[type_index(TensorType::kQ4_0)] = fixed_interleave<kLanes>;
     k.quantize_act[type_index(TensorType::kQ8_0)] = quantize_q8_0_act;

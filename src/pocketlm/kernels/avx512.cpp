@@ -52,6 +52,8 @@ Kernels avx512_table(const Kernels& base) {
   k.interleave[type_index(TensorType::kQ80)] = q80_interleave_lanes<Vec512>;
   k.matmul[type_index(TensorType::kQ8_0)] = matmul_ggml<Vec512, Avx512MaddubsDot, false>;
   k.matmul[type_index(TensorType::kQ4_0)] = matmul_ggml<Vec512, Avx512MaddubsDot, true>;
+  k.matmul_batch[type_index(TensorType::kQ8_0)] = matmul_ggml_batch<Vec512, Avx512MaddubsDot, false>;
+  k.matmul_batch[type_index(TensorType::kQ4_0)] = matmul_ggml_batch<Vec512, Avx512MaddubsDot, true>;
   k.interleave[type_index(TensorType::kQ8_0)] = fixed_interleave<Vec512::kLanes>;
   k.interleave[type_index(TensorType::kQ4_0)] = fixed_interleave<Vec512::kLanes>;
   k.matmul[type_index(TensorType::kIQ4_XS)] = matmul_iq4_xs_lanes<Vec512, Avx512MaddubsDot>;

@@ -37,6 +37,8 @@ const Kernels& avx512vnni_kernels() {
     k.matmul_batch[type_index(TensorType::kQ80)] = matmul_q80_batch_lanes<Vec512, Avx512VnniDot>;
     k.matmul[type_index(TensorType::kQ8_0)] = matmul_ggml<Vec512, Avx512VnniDot, false>;
     k.matmul[type_index(TensorType::kQ4_0)] = matmul_ggml<Vec512, Avx512VnniDot, true>;
+    k.matmul_batch[type_index(TensorType::kQ8_0)] = matmul_ggml_batch<Vec512, Avx512VnniDot, false>;
+    k.matmul_batch[type_index(TensorType::kQ4_0)] = matmul_ggml_batch<Vec512, Avx512VnniDot, true>;
     k.matmul[type_index(TensorType::kIQ4_XS)] = matmul_iq4_xs_lanes<Vec512, Avx512VnniDot>;
     return k;
   }();

@@ -43,6 +43,8 @@ const Kernels& avxvnni_kernels() {
     k.matmul_batch[type_index(TensorType::kQ80)] = matmul_q80_batch_lanes<Vec256, VnniDot>;
     k.matmul[type_index(TensorType::kQ8_0)] = matmul_ggml<Vec256, VnniDot, false>;
     k.matmul[type_index(TensorType::kQ4_0)] = matmul_ggml<Vec256, VnniDot, true>;
+    k.matmul_batch[type_index(TensorType::kQ8_0)] = matmul_ggml_batch<Vec256, VnniDot, false>;
+    k.matmul_batch[type_index(TensorType::kQ4_0)] = matmul_ggml_batch<Vec256, VnniDot, true>;
     k.matmul[type_index(TensorType::kIQ4_XS)] = matmul_iq4_xs_lanes<Vec256, VnniDot>;
     return k;
   }();

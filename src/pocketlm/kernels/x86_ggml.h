@@ -1,5 +1,5 @@
 // The Q8_0 and Q4_0 matmuls of the x86 backends (ggml blocks of 32 weights with an fp16 scale,
-// Q8_0 activations), written once over a vector width `V` (Vec256: 8 lanes, avx2 and avxvnni;
+// Q8_0 activations), single token and batched for prefill, and IQ4_XS's, written once over a vector width `V` (Vec256: 8 lanes, avx2 and avxvnni;
 // Vec512: 16 lanes, avx512) and a `Dot` policy of that width, like kernels/x86_q80.h.
 // The rows are interleaved by V::kLanes with 4 bytes of a row per 32-bit lane
 // (quant/block_interleave.h): per block, the V::kLanes fp16 scales side by side, then chunks of
@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "pocketlm/kernels/batch.h"
 #include "pocketlm/kernels/kernels.h"
 #include "pocketlm/kernels/reference.h"
 #include "pocketlm/quant/fp16.h"
@@ -133,6 +134,114 @@ void matmul_ggml(float* out, const Matrix& w, const Activation& x, int rows) {
   const auto* xb = static_cast<const unsigned char*>(x.values);
   if (full > 0) matmul_ggml_rows<V, Dot, kQ4>(out, static_cast<const unsigned char*>(w.values), xb, w.cols, full);
   reference::matmul_ggml_tail<kQ4>(out, w, x, full, rows);
+}
+
+// ---- Batched (prefill): Q8_0 and Q4_0 on the same interleaved rows ----
+
+// Tokens and blocks per chunk of the batched matmul: their activation scales and corrections
+// wait on the stack (2 x 64 x 32 x 4 bytes: 16 KiB).
+constexpr int kGgmlBatchTokens = 64;
+constexpr int kGgmlBatchBlocks = 32;
+
+// T tokens' blocks [b0, b1) of one row group (its interleaved bytes from g): each weight chunk
+// is loaded, and a Q4_0 chunk's nibbles split, once for all T tokens; per token and lane the
+// arithmetic of ggml_pass, blocks in order. xq[i]: token i's Q8_0 blocks; dx and corr: token
+// i's block b at [i * kGgmlBatchBlocks + b - b0]; o[i]: token i's kLanes outputs.
+template <class V, class Dot, bool kQ4, int T>
+inline void ggml_batch_group(float* const* o, const unsigned char* g, const unsigned char* const* xq, const float* dx,
+                             const std::int32_t* corr, int b0, int b1) {
+  using I = typename V::I;
+  constexpr std::size_t kL = V::kLanes;
+  constexpr std::size_t kBs = kQ4 ? kQ4_0BlockBytes : kQ8_0BlockBytes;
+  constexpr int kChunk = 4 * V::kLanes;
+  typename V::F acc[T];
+  for (int i = 0; i < T; ++i) acc[i] = b0 == 0 ? V::zero_f() : V::loadf(o[i]);
+  for (int b = b0; b < b1; ++b) {
+    const unsigned char* blk = g + static_cast<std::size_t>(b) * kL * kBs;
+    const unsigned char* q = blk + 2 * kL;
+    const std::size_t at = static_cast<std::size_t>(b) * kQ8_0BlockBytes + 2;
+    I a[T];
+    for (int i = 0; i < T; ++i) a[i] = V::splat(0);
+    if constexpr (kQ4) {  // as block_sums: int16 pair sums, widened once
+      const I low4 = V::splat(0x0F0F0F0F);
+      for (int c = 0; c < 4; ++c) {
+        const I v = V::load(q + kChunk * c);
+        const I lo = V::and_i(v, low4), hi = V::and_i(V::shift_right4(v), low4);
+        for (int i = 0; i < T; ++i) {
+          const auto* x = reinterpret_cast<const std::int8_t*>(xq[i] + at);
+          a[i] = Dot::add_small(Dot::add_small(a[i], lo, V::splat4(x + 4 * c)), hi, V::splat4(x + 16 + 4 * c));
+        }
+      }
+      for (int i = 0; i < T; ++i) a[i] = Dot::widen_small(a[i]);
+    } else {
+      for (int c = 0; c < 8; ++c) {
+        const I v = V::load(q + kChunk * c);
+        for (int i = 0; i < T; ++i)
+          a[i] = Dot::int8_add(a[i], v, V::splat4(reinterpret_cast<const std::int8_t*>(xq[i] + at) + 4 * c));
+      }
+    }
+    const typename V::F dw = V::load_fp16(blk);
+    for (int i = 0; i < T; ++i) {
+      const int k = i * kGgmlBatchBlocks + b - b0;
+      const typename V::F d = V::mul(dw, V::splat_f(dx[k]));
+      acc[i] = V::add(acc[i], V::mul(V::to_float(V::sub_i(a[i], V::splat(corr[k]))), d));
+    }
+  }
+  for (int i = 0; i < T; ++i) V::storef(o[i], acc[i]);
+}
+
+// The batched Q8_0/Q4_0 matmul (kernels/batch.h): per row group, the tokens four at a time share
+// each weight chunk (read from memory for the first four, from L1 for the rest). Other layouts
+// take the generic path.
+template <class V, class Dot, bool kQ4>
+void matmul_ggml_batch(float* out, std::size_t out_stride, const Matrix& w, const ActivationBatch& x, int rows) {
+  constexpr int kT = 4;
+  constexpr std::size_t kBs = kQ4 ? kQ4_0BlockBytes : kQ8_0BlockBytes;
+  if (w.interleave != V::kLanes) {
+    matmul_batch_tiled(matmul_ggml<V, Dot, kQ4>, out, out_stride, w, x, rows);
+    return;
+  }
+  const int full = rows / V::kLanes * V::kLanes, nb = w.cols / 32;
+  const std::size_t row_bytes = static_cast<std::size_t>(nb) * kBs;
+  const auto* wv = static_cast<const unsigned char*>(w.values);
+  auto xq = [&](int t) { return static_cast<const unsigned char*>(x.at(t).values); };
+  float dx[kGgmlBatchTokens * kGgmlBatchBlocks];
+  std::int32_t corr[kGgmlBatchTokens * kGgmlBatchBlocks];
+  for (int t0 = 0; t0 < x.count; t0 += kGgmlBatchTokens) {
+    const int count = x.count - t0 < kGgmlBatchTokens ? x.count - t0 : kGgmlBatchTokens;
+    for (int b0 = 0; b0 < nb; b0 += kGgmlBatchBlocks) {
+      const int b1 = nb - b0 < kGgmlBatchBlocks ? nb : b0 + kGgmlBatchBlocks;
+      for (int t = 0; t < count; ++t)
+        for (int b = b0; b < b1; ++b) {  // as matmul_ggml_rows
+          const unsigned char* xblk = xq(t0 + t) + static_cast<std::size_t>(b) * kQ8_0BlockBytes;
+          std::int32_t s = 0;
+          if constexpr (kQ4 || Dot::kBiased)
+            for (int i = 0; i < 32; ++i) s += static_cast<std::int8_t>(xblk[2 + i]);
+          dx[t * kGgmlBatchBlocks + b - b0] = fp16_to_fp32(load_fp16(xblk));
+          corr[t * kGgmlBatchBlocks + b - b0] = (kQ4 ? 8 : 128) * s;
+        }
+      for (int r = 0; r < full; r += V::kLanes) {
+        const unsigned char* g = wv + static_cast<std::size_t>(r) * row_bytes;
+        for (int t = 0; t < count;) {
+          const int m = count - t >= kT ? kT : 1;  // the last count % 4 tokens one at a time
+          float* o[kT];
+          const unsigned char* xt[kT];
+          for (int i = 0; i < m; ++i) {
+            o[i] = out + static_cast<std::size_t>(t0 + t + i) * out_stride + r;
+            xt[i] = xq(t0 + t + i);
+          }
+          const std::size_t k = static_cast<std::size_t>(t) * kGgmlBatchBlocks;
+          if (m == kT)
+            ggml_batch_group<V, Dot, kQ4, kT>(o, g, xt, dx + k, corr + k, b0, b1);
+          else
+            ggml_batch_group<V, Dot, kQ4, 1>(o, g, xt, dx + k, corr + k, b0, b1);
+          t += m;
+        }
+      }
+    }
+  }
+  for (int t = 0; t < x.count; ++t)  // the row-major tail, as matmul_ggml computes it
+    reference::matmul_ggml_tail<kQ4>(out + static_cast<std::size_t>(t) * out_stride, w, x.at(t), full, rows);
 }
 
 // ---- IQ4_XS (quant/iq4_xs.h), interleaved by V::kLanes rows (quant/block_interleave.h, head2
