@@ -201,6 +201,63 @@ void swiglu(float* hb, const float* hb2, int n) {
   reference::swiglu(hb + i0, hb2 + i0, n - i0);
 }
 
+// Zeros standing in for the keys past the last position of a partial tile.
+constexpr int kZeroKeys = 256;
+alignas(32) constexpr float kZeros[kZeroKeys] = {};
+
+// N queries' scores (queries at consecutive positions: positions[j] keys for query j, the last
+// the most) over the tiles of 8 positions from tk: each lane sums q[i] * k_t[i] over i in order
+// from a transposed 8x8 tile, then / scale, as run.c does per position. Every query takes every
+// tile up to the last query's positions (scores past a query's own positions land in its att
+// row beyond them, never read); the last, partial tile is zero-padded and each query keeps only
+// its own positions of it. N fixed, so the N chains of adds stay in registers.
+template <int N>
+void query_tiles(const AttentionArgs& a, const float* const* q, float* const* att, const int* positions,
+                 const float* keys, int tk, float scale, __m256i key_index) {
+  const auto kv_dim = static_cast<std::size_t>(a.kv_dim);
+  const int last = positions[N - 1];
+  const __m256 scale_v = _mm256_set1_ps(scale);
+  for (; tk + kLanes <= last; tk += kLanes) {
+    const float* k = keys + static_cast<std::size_t>(tk) * kv_dim;
+    __m256 score[N];
+    for (int j = 0; j < N; ++j) score[j] = _mm256_setzero_ps();
+    int i = 0;
+    for (; i + kLanes <= a.head_size; i += kLanes) {
+      __m256 col[kLanes];
+      for (int p = 0; p < kLanes; ++p) col[p] = _mm256_loadu_ps(k + static_cast<std::size_t>(p) * kv_dim + i);
+      transpose8(col);
+      for (int j = 0; j < N; ++j)
+        for (int c = 0; c < kLanes; ++c) score[j] = _mm256_add_ps(score[j], _mm256_mul_ps(_mm256_set1_ps(q[j][i + c]), col[c]));
+    }
+    for (; i < a.head_size; ++i) {
+      const __m256 col = _mm256_i32gather_ps(k + i, key_index, 4);
+      for (int j = 0; j < N; ++j) score[j] = _mm256_add_ps(score[j], _mm256_mul_ps(_mm256_set1_ps(q[j][i]), col));
+    }
+    for (int j = 0; j < N; ++j) _mm256_storeu_ps(att[j] + tk, _mm256_div_ps(score[j], scale_v));
+  }
+  if (tk >= last) return;
+  const int valid = last - tk;  // 1..7 keys, then zeros
+  const float* row[kLanes];
+  for (int p = 0; p < kLanes; ++p) row[p] = p < valid ? keys + static_cast<std::size_t>(tk + p) * kv_dim : kZeros;
+  alignas(32) float lanes[N][kLanes];
+  __m256 score[N];
+  for (int j = 0; j < N; ++j) score[j] = _mm256_setzero_ps();
+  int i = 0;
+  for (; i + kLanes <= a.head_size && i + kLanes <= kZeroKeys; i += kLanes) {
+    __m256 col[kLanes];
+    for (int p = 0; p < kLanes; ++p) col[p] = _mm256_loadu_ps(row[p] + i);
+    transpose8(col);
+    for (int j = 0; j < N; ++j)
+      for (int c = 0; c < kLanes; ++c) score[j] = _mm256_add_ps(score[j], _mm256_mul_ps(_mm256_set1_ps(q[j][i + c]), col[c]));
+  }
+  for (int j = 0; j < N; ++j) _mm256_store_ps(lanes[j], score[j]);
+  for (; i < a.head_size; ++i)  // the dimensions past the last 8 (or past kZeroKeys), lane by lane
+    for (int j = 0; j < N; ++j)
+      for (int p = 0; p < valid; ++p) lanes[j][p] += q[j][i] * row[p][i];
+  for (int j = 0; j < N; ++j)
+    for (int p = 0; p < positions[j] - tk; ++p) att[j][tk + p] = lanes[j][p] / scale;
+}
+
 // Attention, exact: the scores of 8 positions at once (each lane sums q[i] * k_t[i] over i in
 // order; the keys of 8 positions come as transposed 8x8 tiles), run.c's softmax, then the weighted
 // sum of values with 8 dimensions per vector (each lane adds a_t * v_t[i] over t in order).
@@ -225,44 +282,28 @@ void attention_queries(const AttentionArgs& a) {
         att[j] = a.att + (static_cast<std::size_t>(h) * kTile + j) * a.att_stride;
         positions[j] = a.pos + t0 + j + 1;
       }
-      // Key tiles every query of the group covers in full, then those only the later ones do
-      // (positions grow with j); each query's last positions % 8 go one at a time below. A lone
-      // query (decode) takes four tiles at a time: four chains of adds instead of one.
+      // A lone query (decode) takes four tiles at a time first: four chains of adds instead of
+      // one. Then tiles of 8 positions for all n queries at once (query_tiles).
       int tk = 0;
       if (n == 1)
         for (; tk + 4 * kLanes <= positions[0]; tk += 4 * kLanes)
           score_tiles<4>(a, q[0], a.key_cache + static_cast<std::size_t>(tk) * a.kv_dim + kv_off, scale, key_index,
                          att[0] + tk);
-      for (; tk + kLanes <= positions[n - 1]; tk += kLanes) {
-        int first = 0;
-        while (tk + kLanes > positions[first]) ++first;
-        const float* k = a.key_cache + static_cast<std::size_t>(tk) * a.kv_dim + kv_off;
-        __m256 score[kTile];
-        for (int j = first; j < n; ++j) score[j] = _mm256_setzero_ps();
-        int i = 0;
-        // 8 dimensions of 8 positions at a time: load the 8x8 tile of keys and transpose it, so
-        // that column c holds dimension i + c of the 8 positions; add them in order of i.
-        for (; i + kLanes <= a.head_size; i += kLanes) {
-          __m256 col[kLanes];
-          for (int p = 0; p < kLanes; ++p) col[p] = _mm256_loadu_ps(k + static_cast<std::size_t>(p) * a.kv_dim + i);
-          transpose8(col);
-          for (int j = first; j < n; ++j)
-            for (int c = 0; c < kLanes; ++c)
-              score[j] = _mm256_add_ps(score[j], _mm256_mul_ps(_mm256_set1_ps(q[j][i + c]), col[c]));
-        }
-        for (; i < a.head_size; ++i) {
-          const __m256 col = _mm256_i32gather_ps(k + i, key_index, 4);
-          for (int j = first; j < n; ++j) score[j] = _mm256_add_ps(score[j], _mm256_mul_ps(_mm256_set1_ps(q[j][i]), col));
-        }
-        for (int j = first; j < n; ++j) _mm256_storeu_ps(att[j] + tk, _mm256_div_ps(score[j], _mm256_set1_ps(scale)));
+      const float* keys = a.key_cache + kv_off;
+      if constexpr (kTile == 1) {
+        query_tiles<1>(a, q, att, positions, keys, tk, scale, key_index);
+      } else {
+        static_assert(kTile == 4, "query_tiles takes up to 4 queries");
+        if (n == 4)
+          query_tiles<4>(a, q, att, positions, keys, tk, scale, key_index);
+        else if (n == 3)
+          query_tiles<3>(a, q, att, positions, keys, tk, scale, key_index);
+        else if (n == 2)
+          query_tiles<2>(a, q, att, positions, keys, tk, scale, key_index);
+        else
+          query_tiles<1>(a, q, att, positions, keys, tk, scale, key_index);
       }
       for (int j = 0; j < n; ++j) {
-        for (int t = positions[j] / kLanes * kLanes; t < positions[j]; ++t) {
-          const float* k = a.key_cache + static_cast<std::size_t>(t) * a.kv_dim + kv_off;
-          float score = 0.0f;
-          for (int i = 0; i < a.head_size; ++i) score += q[j][i] * k[i];
-          att[j][t] = score / scale;
-        }
         softmax(att[j], positions[j]);
         float* xb = a.out + (t0 + j) * q_stride + static_cast<std::size_t>(h) * a.head_size;
         int i = 0;
