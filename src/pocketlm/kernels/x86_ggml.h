@@ -1,6 +1,7 @@
 // The Q8_0 and Q4_0 matmuls of the x86 backends (ggml blocks of 32 weights with an fp16 scale,
-// Q8_0 activations), single token and batched for prefill, and IQ4_XS's, written once over a vector width `V` (Vec256: 8 lanes, avx2 and avxvnni;
-// Vec512: 16 lanes, avx512) and a `Dot` policy of that width, like kernels/x86_q80.h.
+// Q8_0 activations), single token and batched for prefill, and IQ4_XS's, written once over a
+// vector width `V` (Vec256: 8 lanes, avx2 and avxvnni; Vec512: 16 lanes, avx512) and a `Dot`
+// policy of that width, like kernels/x86_q80.h.
 // The rows are interleaved by V::kLanes with 4 bytes of a row per 32-bit lane
 // (quant/block_interleave.h): per block, the V::kLanes fp16 scales side by side, then chunks of
 // 4 * V::kLanes bytes, chunk t holding bytes 4t..4t+3 of each row. A multiply-add against 4
