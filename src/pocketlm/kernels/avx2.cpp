@@ -201,61 +201,45 @@ void swiglu(float* hb, const float* hb2, int n) {
   reference::swiglu(hb + i0, hb2 + i0, n - i0);
 }
 
-// Zeros standing in for the keys past the last position of a partial tile.
-constexpr int kZeroKeys = 256;
-alignas(32) constexpr float kZeros[kZeroKeys] = {};
-
-// N queries' scores (queries at consecutive positions: positions[j] keys for query j, the last
-// the most) over the tiles of 8 positions from tk: each lane sums q[i] * k_t[i] over i in order
-// from a transposed 8x8 tile, then / scale, as run.c does per position. Every query takes every
-// tile up to the last query's positions (scores past a query's own positions land in its att
-// row beyond them, never read); the last, partial tile is zero-padded and each query keeps only
-// its own positions of it. N fixed, so the N chains of adds stay in registers.
+// N queries' scores against 8 key rows (row[p]: position p's keys), lane p of lanes[j] for
+// query j: q[i] * k[i] added over i in order, 8 dimensions at a time from the transposed 8x8 tile,
+// the dimensions past the last multiple of 8 lane by lane. N fixed, so the chains stay in registers.
 template <int N>
-void query_tiles(const AttentionArgs& a, const float* const* q, float* const* att, const int* positions,
-                 const float* keys, int tk, float scale, __m256i key_index) {
-  const auto kv_dim = static_cast<std::size_t>(a.kv_dim);
-  const int last = positions[N - 1];
-  const __m256 scale_v = _mm256_set1_ps(scale);
-  for (; tk + kLanes <= last; tk += kLanes) {
-    const float* k = keys + static_cast<std::size_t>(tk) * kv_dim;
-    __m256 score[N];
-    for (int j = 0; j < N; ++j) score[j] = _mm256_setzero_ps();
-    int i = 0;
-    for (; i + kLanes <= a.head_size; i += kLanes) {
-      __m256 col[kLanes];
-      for (int p = 0; p < kLanes; ++p) col[p] = _mm256_loadu_ps(k + static_cast<std::size_t>(p) * kv_dim + i);
-      transpose8(col);
-      for (int j = 0; j < N; ++j)
-        for (int c = 0; c < kLanes; ++c) score[j] = _mm256_add_ps(score[j], _mm256_mul_ps(_mm256_set1_ps(q[j][i + c]), col[c]));
-    }
-    for (; i < a.head_size; ++i) {
-      const __m256 col = _mm256_i32gather_ps(k + i, key_index, 4);
-      for (int j = 0; j < N; ++j) score[j] = _mm256_add_ps(score[j], _mm256_mul_ps(_mm256_set1_ps(q[j][i]), col));
-    }
-    for (int j = 0; j < N; ++j) _mm256_storeu_ps(att[j] + tk, _mm256_div_ps(score[j], scale_v));
-  }
-  if (tk >= last) return;
-  const int valid = last - tk;  // 1..7 keys, then zeros
-  const float* row[kLanes];
-  for (int p = 0; p < kLanes; ++p) row[p] = p < valid ? keys + static_cast<std::size_t>(tk + p) * kv_dim : kZeros;
-  alignas(32) float lanes[N][kLanes];
+inline void tile_scores(const float* const* row, const float* const* q, int head_size, float (*lanes)[kLanes]) {
   __m256 score[N];
   for (int j = 0; j < N; ++j) score[j] = _mm256_setzero_ps();
   int i = 0;
-  for (; i + kLanes <= a.head_size && i + kLanes <= kZeroKeys; i += kLanes) {
+  for (; i + kLanes <= head_size; i += kLanes) {
     __m256 col[kLanes];
     for (int p = 0; p < kLanes; ++p) col[p] = _mm256_loadu_ps(row[p] + i);
     transpose8(col);
     for (int j = 0; j < N; ++j)
       for (int c = 0; c < kLanes; ++c) score[j] = _mm256_add_ps(score[j], _mm256_mul_ps(_mm256_set1_ps(q[j][i + c]), col[c]));
   }
-  for (int j = 0; j < N; ++j) _mm256_store_ps(lanes[j], score[j]);
-  for (; i < a.head_size; ++i)  // the dimensions past the last 8 (or past kZeroKeys), lane by lane
+  for (int j = 0; j < N; ++j) _mm256_storeu_ps(lanes[j], score[j]);
+  for (; i < head_size; ++i)
     for (int j = 0; j < N; ++j)
-      for (int p = 0; p < valid; ++p) lanes[j][p] += q[j][i] * row[p][i];
-  for (int j = 0; j < N; ++j)
-    for (int p = 0; p < positions[j] - tk; ++p) att[j][tk + p] = lanes[j][p] / scale;
+      for (int p = 0; p < kLanes; ++p) lanes[j][p] += q[j][i] * row[p][i];
+}
+
+// N queries at consecutive positions (positions[j] keys for query j, the last the most): their
+// scores over the tiles of 8 positions from tk, each / scale as run.c does per position. Every
+// query takes every tile up to the last query's positions and keeps its own positions of it; in
+// the last, partial tile the rows past the keys repeat the last key (finite, and discarded).
+template <int N>
+void query_tiles(const AttentionArgs& a, const float* const* q, float* const* att, const int* positions,
+                 const float* keys, int tk, float scale) {
+  const auto kv_dim = static_cast<std::size_t>(a.kv_dim);
+  const int last = positions[N - 1];
+  for (; tk < last; tk += kLanes) {
+    const float* row[kLanes];
+    for (int p = 0; p < kLanes; ++p)
+      row[p] = keys + static_cast<std::size_t>(tk + p < last ? tk + p : last - 1) * kv_dim;
+    alignas(32) float lanes[N][kLanes];
+    tile_scores<N>(row, q, a.head_size, lanes);
+    for (int j = 0; j < N; ++j)
+      for (int p = 0; p < kLanes && tk + p < positions[j]; ++p) att[j][tk + p] = lanes[j][p] / scale;
+  }
 }
 
 // Attention, exact: the scores of 8 positions at once (each lane sums q[i] * k_t[i] over i in
@@ -291,17 +275,17 @@ void attention_queries(const AttentionArgs& a) {
                          att[0] + tk);
       const float* keys = a.key_cache + kv_off;
       if constexpr (kTile == 1) {
-        query_tiles<1>(a, q, att, positions, keys, tk, scale, key_index);
+        query_tiles<1>(a, q, att, positions, keys, tk, scale);
       } else {
         static_assert(kTile == 4, "query_tiles takes up to 4 queries");
         if (n == 4)
-          query_tiles<4>(a, q, att, positions, keys, tk, scale, key_index);
+          query_tiles<4>(a, q, att, positions, keys, tk, scale);
         else if (n == 3)
-          query_tiles<3>(a, q, att, positions, keys, tk, scale, key_index);
+          query_tiles<3>(a, q, att, positions, keys, tk, scale);
         else if (n == 2)
-          query_tiles<2>(a, q, att, positions, keys, tk, scale, key_index);
+          query_tiles<2>(a, q, att, positions, keys, tk, scale);
         else
-          query_tiles<1>(a, q, att, positions, keys, tk, scale, key_index);
+          query_tiles<1>(a, q, att, positions, keys, tk, scale);
       }
       for (int j = 0; j < n; ++j) {
         softmax(att[j], positions[j]);

@@ -63,6 +63,21 @@ inline void block_sums(const unsigned char* const* q, const std::int8_t* xq, typ
   }
 }
 
+// Activation blocks [b0, b1) of the Q8_0 blocks at xb: dx[b - b0] their scales, corr[b - b0]
+// the correction their int32 sums need (8 * the block's sum for Q4_0's unsigned nibbles, 128 *
+// it for a biased Dot's Q8_0, else 0).
+template <class Dot, bool kQ4>
+inline void ggml_activation_blocks(const unsigned char* xb, int b0, int b1, float* dx, std::int32_t* corr) {
+  for (int b = b0; b < b1; ++b) {
+    const unsigned char* xblk = xb + static_cast<std::size_t>(b) * kQ8_0BlockBytes;
+    dx[b - b0] = fp16_to_fp32(load_fp16(xblk));
+    std::int32_t s = 0;
+    if constexpr (kQ4 || Dot::kBiased)
+      for (int i = 0; i < 32; ++i) s += static_cast<std::int8_t>(xblk[2 + i]);
+    corr[b - b0] = (kQ4 ? 8 : 128) * s;
+  }
+}
+
 // One pass of blocks [b0, b1) over the N row groups group[0..N) of an interleaved Q4_0 or Q8_0
 // matrix (rows of row_bytes): each lane's accumulator starts at 0 (b0 = 0) or from out[] (a float
 // round trip, exact), then adds (float)(isum - correction) * (d_w * d_x) block by block.
@@ -110,14 +125,7 @@ void matmul_ggml_rows(float* out, const unsigned char* w, const unsigned char* x
   const int groups = full / V::kLanes, run = groups / kS;
   for (int b0 = 0; b0 < nb; b0 += kGgmlBlockChunk) {
     const int b1 = nb - b0 < kGgmlBlockChunk ? nb : b0 + kGgmlBlockChunk;
-    for (int b = b0; b < b1; ++b) {
-      const unsigned char* xblk = xb + static_cast<std::size_t>(b) * kQ8_0BlockBytes;
-      dx[b - b0] = fp16_to_fp32(load_fp16(xblk));
-      std::int32_t s = 0;  // the activation block's sum, where a correction needs it
-      if constexpr (kQ4 || Dot::kBiased)
-        for (int i = 0; i < 32; ++i) s += static_cast<std::int8_t>(xblk[2 + i]);
-      corr[b - b0] = (kQ4 ? 8 : 128) * s;
-    }
+    ggml_activation_blocks<Dot, kQ4>(xb, b0, b1, dx, corr);
     for (int g = 0; g < run; ++g) {
       int group[kS];
       for (int j = 0; j < kS; ++j) group[j] = g + j * run;
@@ -213,14 +221,7 @@ void matmul_ggml_batch(float* out, std::size_t out_stride, const Matrix& w, cons
     for (int b0 = 0; b0 < nb; b0 += kGgmlBatchBlocks) {
       const int b1 = nb - b0 < kGgmlBatchBlocks ? nb : b0 + kGgmlBatchBlocks;
       for (int t = 0; t < count; ++t)
-        for (int b = b0; b < b1; ++b) {  // as matmul_ggml_rows
-          const unsigned char* xblk = xq(t0 + t) + static_cast<std::size_t>(b) * kQ8_0BlockBytes;
-          std::int32_t s = 0;
-          if constexpr (kQ4 || Dot::kBiased)
-            for (int i = 0; i < 32; ++i) s += static_cast<std::int8_t>(xblk[2 + i]);
-          dx[t * kGgmlBatchBlocks + b - b0] = fp16_to_fp32(load_fp16(xblk));
-          corr[t * kGgmlBatchBlocks + b - b0] = (kQ4 ? 8 : 128) * s;
-        }
+        ggml_activation_blocks<Dot, kQ4>(xq(t0 + t), b0, b1, dx + t * kGgmlBatchBlocks, corr + t * kGgmlBatchBlocks);
       for (int r = 0; r < full; r += V::kLanes) {
         const unsigned char* g = wv + static_cast<std::size_t>(r) * row_bytes;
         for (int t = 0; t < count;) {
@@ -302,14 +303,7 @@ void matmul_iq4_xs_lanes(float* out, const Matrix& w, const Activation& x, int r
   std::int32_t corr[kIQ4_XSChunk * kSub];
   for (int b0 = 0; full > 0 && b0 < nb; b0 += kIQ4_XSChunk) {
     const int b1 = nb - b0 < kIQ4_XSChunk ? nb : b0 + kIQ4_XSChunk;
-    for (int j = 0; j < (b1 - b0) * kSub; ++j) {
-      const unsigned char* xblk = xb + (static_cast<std::size_t>(b0) * kSub + static_cast<std::size_t>(j)) * kQ8_0BlockBytes;
-      dx[j] = fp16_to_fp32(load_fp16(xblk));
-      std::int32_t sum = 0;
-      if constexpr (Dot::kBiased)
-        for (int i = 0; i < 32; ++i) sum += static_cast<std::int8_t>(xblk[2 + i]);
-      corr[j] = 128 * sum;
-    }
+    ggml_activation_blocks<Dot, false>(xb, b0 * kSub, b1 * kSub, dx, corr);  // its sub-blocks are Q8_0 blocks
     for (int g = 0; g < full / V::kLanes; ++g) iq4_xs_pass<V, Dot>(out, wv, row_bytes, b0, b1, dx, corr, xb, g);
   }
   if (full < rows) reference::matmul_iq4_xs(out + full, rows_from(w, full), x, rows - full);
