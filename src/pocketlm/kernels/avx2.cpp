@@ -141,34 +141,6 @@ inline void weighted_values(const AttentionArgs& a, const float* att, int positi
   for (int j = 0; j < NV; ++j) _mm256_storeu_ps(out + j * kLanes, acc[j]);
 }
 
-// One query's scores against kT consecutive tiles of 8 positions from key row k0 (att_t[0 ..
-// 8*kT)): each lane sums q[i] * k_t[i] over i in order, as attention_queries does for one tile
-// (key_index: its gather offsets for the dimensions past the last multiple of 8).
-// A tile's sum is one chain of dependent adds (8 per transposed 8x8 block), bound by the add's
-// latency; kT tiles give the core kT independent chains to overlap.
-template <int kT>
-inline void score_tiles(const AttentionArgs& a, const float* q, const float* k0, float scale, __m256i key_index,
-                        float* att_t) {
-  __m256 score[kT];
-  for (int u = 0; u < kT; ++u) score[u] = _mm256_setzero_ps();
-  const auto kv_dim = static_cast<std::size_t>(a.kv_dim);
-  int i = 0;
-  for (; i + kLanes <= a.head_size; i += kLanes) {
-    for (int u = 0; u < kT; ++u) {
-      const float* k = k0 + static_cast<std::size_t>(u) * kLanes * kv_dim + i;
-      __m256 col[kLanes];
-      for (int p = 0; p < kLanes; ++p) col[p] = _mm256_loadu_ps(k + static_cast<std::size_t>(p) * kv_dim);
-      transpose8(col);
-      for (int c = 0; c < kLanes; ++c) score[u] = _mm256_add_ps(score[u], _mm256_mul_ps(_mm256_set1_ps(q[i + c]), col[c]));
-    }
-  }
-  for (; i < a.head_size; ++i)
-    for (int u = 0; u < kT; ++u)
-      score[u] = _mm256_add_ps(score[u], _mm256_mul_ps(_mm256_set1_ps(q[i]),
-                                                       _mm256_i32gather_ps(k0 + static_cast<std::size_t>(u) * kLanes * kv_dim + i, key_index, 4)));
-  for (int u = 0; u < kT; ++u) _mm256_storeu_ps(att_t + u * kLanes, _mm256_div_ps(score[u], _mm256_set1_ps(scale)));
-}
-
 // run.c's softmax with its expf loop through the exp_sum slot (x86::select_exp_sum: expf's
 // bits, the sum in index order).
 void softmax(float* x, int n) { reference::softmax_over(x, n, x86::select_exp_sum()); }
@@ -201,45 +173,72 @@ void swiglu(float* hb, const float* hb2, int n) {
   reference::swiglu(hb + i0, hb2 + i0, n - i0);
 }
 
-// N queries' scores against 8 key rows (row[p]: position p's keys), lane p of lanes[j] for
-// query j: q[i] * k[i] added over i in order, 8 dimensions at a time from the transposed 8x8 tile,
-// the dimensions past the last multiple of 8 lane by lane. N fixed, so the chains stay in registers.
-template <int N>
-inline void tile_scores(const float* const* row, const float* const* q, int head_size, float (*lanes)[kLanes]) {
-  __m256 score[N];
-  for (int j = 0; j < N; ++j) score[j] = _mm256_setzero_ps();
+// The scores of N queries against M tiles of 8 key rows (row[u][p]: the keys of tile u's
+// position p), lane p of lanes[j * M + u]: q[i] * k[i] added over i in order, 8 dimensions at a
+// time from each transposed 8x8 tile, the dimensions past the last multiple of 8 lane by lane.
+// Each (query, tile) is one chain of dependent adds, bound by the add's latency: N * M chains
+// overlap (decode: one query, 4 tiles; prefill: 4 queries, one tile). N and M fixed, so the
+// chains stay in registers.
+template <int N, int M>
+inline void tile_scores(const float* const (*row)[kLanes], const float* const* q, int head_size,
+                        float (*lanes)[kLanes]) {
+  __m256 score[N * M];
+  for (int s = 0; s < N * M; ++s) score[s] = _mm256_setzero_ps();
   int i = 0;
-  for (; i + kLanes <= head_size; i += kLanes) {
-    __m256 col[kLanes];
-    for (int p = 0; p < kLanes; ++p) col[p] = _mm256_loadu_ps(row[p] + i);
-    transpose8(col);
-    for (int j = 0; j < N; ++j)
-      for (int c = 0; c < kLanes; ++c) score[j] = _mm256_add_ps(score[j], _mm256_mul_ps(_mm256_set1_ps(q[j][i + c]), col[c]));
-  }
-  for (int j = 0; j < N; ++j) _mm256_storeu_ps(lanes[j], score[j]);
+  for (; i + kLanes <= head_size; i += kLanes)
+    for (int u = 0; u < M; ++u) {
+      __m256 col[kLanes];
+      for (int p = 0; p < kLanes; ++p) col[p] = _mm256_loadu_ps(row[u][p] + i);
+      transpose8(col);
+      for (int j = 0; j < N; ++j)
+        for (int c = 0; c < kLanes; ++c)
+          score[j * M + u] = _mm256_add_ps(score[j * M + u], _mm256_mul_ps(_mm256_set1_ps(q[j][i + c]), col[c]));
+    }
+  for (int s = 0; s < N * M; ++s) _mm256_storeu_ps(lanes[s], score[s]);
   for (; i < head_size; ++i)
     for (int j = 0; j < N; ++j)
-      for (int p = 0; p < kLanes; ++p) lanes[j][p] += q[j][i] * row[p][i];
+      for (int u = 0; u < M; ++u)
+        for (int p = 0; p < kLanes; ++p) lanes[j * M + u][p] += q[j][i] * row[u][p][i];
+}
+
+// att[0 .. count) = lanes[0 .. count) / scale, as run.c divides each score (count <= 8).
+inline void store_scores(float* att, const float* lanes, int count, float scale) {
+  if (count == kLanes) {
+    _mm256_storeu_ps(att, _mm256_div_ps(_mm256_loadu_ps(lanes), _mm256_set1_ps(scale)));
+    return;
+  }
+  for (int p = 0; p < count; ++p) att[p] = lanes[p] / scale;
 }
 
 // N queries at consecutive positions (positions[j] keys for query j, the last the most): their
-// scores over the tiles of 8 positions from tk, each / scale as run.c does per position. Every
-// query takes every tile up to the last query's positions and keeps its own positions of it; in
-// the last, partial tile the rows past the keys repeat the last key (finite, and discarded).
-template <int N>
+// scores over the tiles of 8 positions from tk, M tiles at a time while the last query's keys
+// fill them, then one at a time. Each query keeps its own positions of a tile; in the last,
+// partial tile the rows past the keys repeat the last key (finite, and discarded).
+template <int N, int M>
 void query_tiles(const AttentionArgs& a, const float* const* q, float* const* att, const int* positions,
-                 const float* keys, int tk, float scale) {
+                 const float* keys, float scale) {
   const auto kv_dim = static_cast<std::size_t>(a.kv_dim);
   const int last = positions[N - 1];
-  for (; tk < last; tk += kLanes) {
-    const float* row[kLanes];
-    for (int p = 0; p < kLanes; ++p)
-      row[p] = keys + static_cast<std::size_t>(tk + p < last ? tk + p : last - 1) * kv_dim;
-    alignas(32) float lanes[N][kLanes];
-    tile_scores<N>(row, q, a.head_size, lanes);
+  int tk = 0;
+  auto tiles = [&]<int kM>() {
+    const float* row[kM][kLanes];
+    for (int u = 0; u < kM; ++u)
+      for (int p = 0; p < kLanes; ++p) {
+        const int t = tk + u * kLanes + p;
+        row[u][p] = keys + static_cast<std::size_t>(t < last ? t : last - 1) * kv_dim;
+      }
+    alignas(32) float lanes[N * kM][kLanes];
+    tile_scores<N, kM>(row, q, a.head_size, lanes);
     for (int j = 0; j < N; ++j)
-      for (int p = 0; p < kLanes && tk + p < positions[j]; ++p) att[j][tk + p] = lanes[j][p] / scale;
-  }
+      for (int u = 0; u < kM; ++u) {
+        const int t = tk + u * kLanes, own = positions[j] - t;
+        if (own > 0) store_scores(att[j] + t, lanes[j * kM + u], own < kLanes ? own : kLanes, scale);
+      }
+    tk += kM * kLanes;
+  };
+  if constexpr (M > 1)
+    while (tk + M * kLanes <= last) tiles.template operator()<M>();
+  while (tk < last) tiles.template operator()<1>();
 }
 
 // Attention, exact: the scores of 8 positions at once (each lane sums q[i] * k_t[i] over i in
@@ -253,7 +252,6 @@ void attention_queries(const AttentionArgs& a) {
   const float scale = std::sqrt(static_cast<float>(a.head_size));
   const int head_end = a.head_end < 0 ? a.n_heads : a.head_end;
   const auto q_stride = static_cast<std::size_t>(a.q_stride);
-  const __m256i key_index = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(a.kv_dim));
   for (int h = a.head_begin; h < head_end; ++h) {
     const std::size_t kv_off = static_cast<std::size_t>(h / kv_mul) * a.head_size;
     for (int t0 = 0; t0 < a.count; t0 += kTile) {
@@ -266,26 +264,20 @@ void attention_queries(const AttentionArgs& a) {
         att[j] = a.att + (static_cast<std::size_t>(h) * kTile + j) * a.att_stride;
         positions[j] = a.pos + t0 + j + 1;
       }
-      // A lone query (decode) takes four tiles at a time first: four chains of adds instead of
-      // one. Then tiles of 8 positions for all n queries at once (query_tiles).
-      int tk = 0;
-      if (n == 1)
-        for (; tk + 4 * kLanes <= positions[0]; tk += 4 * kLanes)
-          score_tiles<4>(a, q[0], a.key_cache + static_cast<std::size_t>(tk) * a.kv_dim + kv_off, scale, key_index,
-                         att[0] + tk);
+      // A lone query (decode) takes four tiles at a time: four chains of adds instead of one.
       const float* keys = a.key_cache + kv_off;
       if constexpr (kTile == 1) {
-        query_tiles<1>(a, q, att, positions, keys, tk, scale);
+        query_tiles<1, 4>(a, q, att, positions, keys, scale);
       } else {
         static_assert(kTile == 4, "query_tiles takes up to 4 queries");
         if (n == 4)
-          query_tiles<4>(a, q, att, positions, keys, tk, scale);
+          query_tiles<4, 1>(a, q, att, positions, keys, scale);
         else if (n == 3)
-          query_tiles<3>(a, q, att, positions, keys, tk, scale);
+          query_tiles<3, 1>(a, q, att, positions, keys, scale);
         else if (n == 2)
-          query_tiles<2>(a, q, att, positions, keys, tk, scale);
+          query_tiles<2, 1>(a, q, att, positions, keys, scale);
         else
-          query_tiles<1>(a, q, att, positions, keys, tk, scale);
+          query_tiles<1, 4>(a, q, att, positions, keys, scale);
       }
       for (int j = 0; j < n; ++j) {
         softmax(att[j], positions[j]);
