@@ -16,6 +16,10 @@
 //   does the reference's acc = acc + (float)isum * (d_w * d_x), blocks in order.
 // - IQ4_XS: the same 4-row interleave; the nibbles become grid values through a byte shuffle
 //   (vqtbl1q_s8) of the 16-entry grid, then as Q4_0 (matmul_iq4_xs_rows).
+// - Batched prefill (kernels/batch.h) for q80, Q8_0 and Q4_0: the rows in tiles of
+//   batch_tile_rows (they stay in cache while the tokens pass), and in each tile 4 tokens at a
+//   time share every weight load (and Q4_0's nibble split); per token and lane the arithmetic
+//   of the one-token kernel above, so the bits are its bits.
 // Ragged shapes (rows not a multiple of 4, group sizes not a multiple of 16) use the
 // reference loops. Selected by default on AArch64 (kernels/registry.cpp).
 #include <arm_neon.h>
@@ -23,6 +27,7 @@
 #include <cstddef>
 #include <cstring>
 
+#include "pocketlm/kernels/batch.h"
 #include "pocketlm/kernels/interleave4_ggml.h"
 #include "pocketlm/kernels/reference.h"
 #include "pocketlm/quant/fp16.h"
@@ -79,25 +84,52 @@ void matmul_f32(float* out, const float* x, const float* w, int n, int d) {
 
 // acc (4 x int32) += the 16 products w[j] * x[j], exactly: each int8 product fits int16
 // (|-128 * -128| = 2^14), and vpadalq_s16 adds adjacent pairs of them into int32 lanes.
-inline int32x4_t dot16(int32x4_t acc, const std::int8_t* w, int8x16_t x) {
-  const int8x16_t wv = vld1q_s8(w);
-  acc = vpadalq_s16(acc, vmull_s8(vget_low_s8(wv), vget_low_s8(x)));
-  return vpadalq_s16(acc, vmull_high_s8(wv, x));
+inline int32x4_t dot16(int32x4_t acc, int8x16_t w, int8x16_t x) {
+  acc = vpadalq_s16(acc, vmull_s8(vget_low_s8(w), vget_low_s8(x)));
+  return vpadalq_s16(acc, vmull_high_s8(w, x));
 }
 
-// Rows r..r+3 (row-major, stride n): the int32 sum of the group [j0, j0 + gs) of each row,
-// as one vector (lane k = row k). gs is a multiple of 16.
-inline int32x4_t group_sums(const std::int8_t* wr, const std::int8_t* xq, std::size_t n, int j0, int gs) {
-  int32x4_t s0 = vdupq_n_s32(0), s1 = vdupq_n_s32(0), s2 = vdupq_n_s32(0), s3 = vdupq_n_s32(0);
-  for (int j = j0; j < j0 + gs; j += 16) {
-    const int8x16_t x = vld1q_s8(xq + j);
-    s0 = dot16(s0, wr + j, x);
-    s1 = dot16(s1, wr + n + j, x);
-    s2 = dot16(s2, wr + 2 * n + j, x);
-    s3 = dot16(s3, wr + 3 * n + j, x);
+// Group g's scales of rows r..r+3 (row r's at wsr, the rows `groups` apart), one per lane.
+inline float32x4_t row_scales(const float* wsr, std::size_t groups, int g) {
+  float32x4_t s = vdupq_n_f32(wsr[g]);
+  s = vsetq_lane_f32(wsr[groups + g], s, 1);
+  s = vsetq_lane_f32(wsr[2 * groups + g], s, 2);
+  return vsetq_lane_f32(wsr[3 * groups + g], s, 3);
+}
+
+// Tokens that share each weight load in the batched kernels: 4 tokens x 4 rows of int32 sums
+// are 16 of the 32 vector registers.
+constexpr int kBatchTokens = 4;
+
+// Rows r..r+3 (row-major from wr, stride n; row r's scales at wsr, `groups` apart) for T tokens
+// (token i: values xq[i], scales xs[i], outputs o[i][0..4)): each 16 weight bytes of each row
+// are loaded once for the T tokens. Per token and lane, runq.c's
+// acc = acc + ((float)isum * w_scale) * x_scale, groups in order. gs is a multiple of 16.
+template <int T>
+void q80_quad(float* const* o, const std::int8_t* wr, const float* wsr, const std::int8_t* const* xq,
+              const float* const* xs, std::size_t n, int groups, int gs) {
+  float32x4_t acc[T];
+  for (int i = 0; i < T; ++i) acc[i] = vdupq_n_f32(0.0f);
+  for (int g = 0; g < groups; ++g) {
+    int32x4_t s[T][kLanes];
+    for (auto& si : s)
+      for (auto& v : si) v = vdupq_n_s32(0);
+    for (int j = g * gs; j < (g + 1) * gs; j += 16) {
+      int8x16_t wv[kLanes];
+      for (int k = 0; k < kLanes; ++k) wv[k] = vld1q_s8(wr + k * n + static_cast<std::size_t>(j));
+      for (int i = 0; i < T; ++i) {
+        const int8x16_t x = vld1q_s8(xq[i] + j);
+        for (int k = 0; k < kLanes; ++k) s[i][k] = dot16(s[i][k], wv[k], x);
+      }
+    }
+    const float32x4_t wscale = row_scales(wsr, static_cast<std::size_t>(groups), g);
+    for (int i = 0; i < T; ++i) {
+      // Pairwise adds: lane k is the sum of the 4 lanes of s[i][k] (integer, exact).
+      const int32x4_t isum = vpaddq_s32(vpaddq_s32(s[i][0], s[i][1]), vpaddq_s32(s[i][2], s[i][3]));
+      acc[i] = vaddq_f32(acc[i], vmulq_f32(vmulq_f32(vcvtq_f32_s32(isum), wscale), vdupq_n_f32(xs[i][g])));
+    }
   }
-  // Pairwise adds: lane k of the result is the sum of the 4 lanes of s_k (integer, exact).
-  return vpaddq_s32(vpaddq_s32(s0, s1), vpaddq_s32(s2, s3));
+  for (int i = 0; i < T; ++i) vst1q_f32(o[i], acc[i]);
 }
 
 void matmul_q80(float* out, const std::int8_t* xq, const float* xs, const std::int8_t* wq, const float* ws, int n,
@@ -106,19 +138,9 @@ void matmul_q80(float* out, const std::int8_t* xq, const float* xs, const std::i
   const int groups = n / gs;
   const std::size_t sn = static_cast<std::size_t>(n), sg = static_cast<std::size_t>(groups);
   for (int r = 0; r < full; r += kLanes) {
-    const std::int8_t* wr = wq + static_cast<std::size_t>(r) * sn;
-    const float* wsr = ws + static_cast<std::size_t>(r) * sg;
-    float32x4_t acc = vdupq_n_f32(0.0f);
-    for (int g = 0; g < groups; ++g) {
-      const float32x4_t isum = vcvtq_f32_s32(group_sums(wr, xq, sn, g * gs, gs));
-      // Scale of group g of row r + k is ws[(r + k) * groups + g].
-      float32x4_t wscale = vdupq_n_f32(wsr[g]);
-      wscale = vsetq_lane_f32(wsr[sg + g], wscale, 1);
-      wscale = vsetq_lane_f32(wsr[2 * sg + g], wscale, 2);
-      wscale = vsetq_lane_f32(wsr[3 * sg + g], wscale, 3);
-      acc = vaddq_f32(acc, vmulq_f32(vmulq_f32(isum, wscale), vdupq_n_f32(xs[g])));
-    }
-    vst1q_f32(out + r, acc);
+    float* o = out + r;
+    q80_quad<1>(&o, wq + static_cast<std::size_t>(r) * sn, ws + static_cast<std::size_t>(r) * sg, &xq, &xs, sn,
+                groups, gs);
   }
   if (full < d) {
     reference::matmul_q80(out + full, xq, xs, wq + static_cast<std::size_t>(full) * sn,
@@ -126,6 +148,49 @@ void matmul_q80(float* out, const std::int8_t* xq, const float* xs, const std::i
   }
 }
 
+// The batched kernels' loop: quad(r, t, m) for rows [0, full) by 4 and tokens [0, count) by
+// m = kBatchTokens (the last count % kBatchTokens one at a time), the rows in tiles of
+// tile_rows, so that a tile's weights stay in cache while every token passes over them.
+template <class Quad>
+void over_row_tiles(int full, int count, int tile_rows, Quad&& quad) {
+  for (int r0 = 0; r0 < full; r0 += tile_rows) {
+    const int r1 = full - r0 < tile_rows ? full : r0 + tile_rows;
+    for (int t = 0; t < count;) {
+      const int m = count - t >= kBatchTokens ? kBatchTokens : 1;
+      for (int r = r0; r < r1; r += kLanes) quad(r, t, m);
+      t += m;
+    }
+  }
+}
+
+void matmul_q80_batch(float* out, std::size_t out_stride, const Matrix& w, const ActivationBatch& x, int rows) {
+  if (w.group % 16 != 0) {  // the one-token kernel's all-scalar group sizes
+    matmul_batch_tiled(matmul_q80_entry<matmul_q80>, out, out_stride, w, x, rows);
+    return;
+  }
+  const int full = rows / kLanes * kLanes, groups = w.cols / w.group;
+  const std::size_t sn = static_cast<std::size_t>(w.cols), sg = static_cast<std::size_t>(groups);
+  const auto* wq = static_cast<const std::int8_t*>(w.values);
+  over_row_tiles(full, x.count, batch_tile_rows(w), [&](int r, int t, int m) {
+    float* o[kBatchTokens];
+    const std::int8_t* xq[kBatchTokens];
+    const float* xs[kBatchTokens];
+    for (int i = 0; i < m; ++i) {
+      const Activation a = x.at(t + i);
+      o[i] = out + static_cast<std::size_t>(t + i) * out_stride + r;
+      xq[i] = static_cast<const std::int8_t*>(a.values);
+      xs[i] = a.scales;
+    }
+    const std::int8_t* wr = wq + static_cast<std::size_t>(r) * sn;
+    const float* wsr = w.scales + static_cast<std::size_t>(r) * sg;
+    if (m == kBatchTokens)
+      q80_quad<kBatchTokens>(o, wr, wsr, xq, xs, sn, groups, w.group);
+    else
+      q80_quad<1>(o, wr, wsr, xq, xs, sn, groups, w.group);
+  });
+  for (int t = 0; t < x.count; ++t)  // the row-major tail, as matmul_q80 computes it
+    reference::matmul_q80_tail(out + static_cast<std::size_t>(t) * out_stride, w, x.at(t), full, rows);
+}
 
 // ---- GGUF block types ----
 
@@ -139,57 +204,101 @@ inline int8x16_t repeat4(const std::int8_t* p) {
 // then pairwise: lane k of the result is the sum over row k.
 inline int32x4_t rows_of(int32x4_t r01, int32x4_t r23) { return vpaddq_s32(r01, r23); }
 
-template <bool kQ4>
-void matmul_ggml_rows(float* out, const unsigned char* w, const unsigned char* xb, int n, int full) {
+// One interleaved group of 4 rows (from base, nb blocks) for T tokens (token i: Q8_0 blocks
+// xb[i], outputs o[i][0..4)): each 16 weight bytes are loaded, and Q4_0's nibbles split, once
+// for the T tokens. Per token and block, lane k gets row k's exact int32 sum; then the
+// reference's acc = acc + (float)isum * (d_w * d_x), blocks in order.
+template <bool kQ4, int T>
+void ggml_quad(float* const* o, const unsigned char* base, const unsigned char* const* xb, int nb) {
   constexpr std::size_t kBs = kQ4 ? kQ4_0BlockBytes : kQ8_0BlockBytes;
-  const int nb = n / 32;
-  const std::size_t row_bytes = static_cast<std::size_t>(nb) * kBs;
   const uint8x16_t low4 = vdupq_n_u8(0x0F);
-  for (int r = 0; r < full; r += kLanes) {
-    const unsigned char* base = w + static_cast<std::size_t>(r) * row_bytes;
-    float32x4_t acc = vdupq_n_f32(0.0f);
-    for (int b = 0; b < nb; ++b) {
-      const unsigned char* chunk = base + static_cast<std::size_t>(b) * kLanes * kBs;
-      const unsigned char* q = chunk + 2 * kLanes;
-      const unsigned char* xblk = xb + static_cast<std::size_t>(b) * kQ8_0BlockBytes;
-      const auto* xq = reinterpret_cast<const std::int8_t*>(xblk + 2);
-      int32x4_t s01 = vdupq_n_s32(0), s23 = vdupq_n_s32(0);  // pair sums of rows 0,1 and 2,3
-      std::int32_t correction = 0;
-      if constexpr (kQ4) {
-        for (int t = 0; t < 4; ++t) {
-          const uint8x16_t v = vld1q_u8(q + 16 * t);
-          const int8x16_t lo = vreinterpretq_s8_u8(vandq_u8(v, low4));
-          const int8x16_t hi = vreinterpretq_s8_u8(vshrq_n_u8(v, 4));
-          const int8x16_t xl = repeat4(xq + 4 * t), xh = repeat4(xq + 16 + 4 * t);
+  float32x4_t acc[T];
+  for (int i = 0; i < T; ++i) acc[i] = vdupq_n_f32(0.0f);
+  for (int b = 0; b < nb; ++b) {
+    const unsigned char* chunk = base + static_cast<std::size_t>(b) * kLanes * kBs;
+    const unsigned char* q = chunk + 2 * kLanes;
+    const std::size_t at = static_cast<std::size_t>(b) * kQ8_0BlockBytes;  // the activation block
+    int32x4_t s01[T], s23[T];  // pair sums of rows 0,1 and 2,3
+    for (int i = 0; i < T; ++i) s01[i] = s23[i] = vdupq_n_s32(0);
+    if constexpr (kQ4) {
+      for (int c = 0; c < 4; ++c) {
+        const uint8x16_t v = vld1q_u8(q + 16 * c);
+        const int8x16_t lo = vreinterpretq_s8_u8(vandq_u8(v, low4));
+        const int8x16_t hi = vreinterpretq_s8_u8(vshrq_n_u8(v, 4));
+        for (int i = 0; i < T; ++i) {
+          const auto* xq = reinterpret_cast<const std::int8_t*>(xb[i] + at + 2);
+          const int8x16_t xl = repeat4(xq + 4 * c), xh = repeat4(xq + 16 + 4 * c);
           // nibble * x fits int16 (<= 15 * 127); two of them too.
-          const int16x8_t p01 = vaddq_s16(vmull_s8(vget_low_s8(lo), vget_low_s8(xl)), vmull_s8(vget_low_s8(hi), vget_low_s8(xh)));
-          const int16x8_t p23 = vaddq_s16(vmull_high_s8(lo, xl), vmull_high_s8(hi, xh));
-          s01 = vpadalq_s16(s01, p01);
-          s23 = vpadalq_s16(s23, p23);
-        }
-        std::int32_t sum = 0;
-        for (int i = 0; i < 32; ++i) sum += xq[i];
-        correction = 8 * sum;
-      } else {
-        for (int t = 0; t < 8; ++t) {
-          const int8x16_t v = vld1q_s8(reinterpret_cast<const std::int8_t*>(q + 16 * t));
-          const int8x16_t xv = repeat4(xq + 4 * t);
-          s01 = vpadalq_s16(s01, vmull_s8(vget_low_s8(v), vget_low_s8(xv)));
-          s23 = vpadalq_s16(s23, vmull_high_s8(v, xv));
+          s01[i] = vpadalq_s16(s01[i], vaddq_s16(vmull_s8(vget_low_s8(lo), vget_low_s8(xl)),
+                                                 vmull_s8(vget_low_s8(hi), vget_low_s8(xh))));
+          s23[i] = vpadalq_s16(s23[i], vaddq_s16(vmull_high_s8(lo, xl), vmull_high_s8(hi, xh)));
         }
       }
-      const int32x4_t isum = vsubq_s32(rows_of(s01, s23), vdupq_n_s32(correction));
-      float scales[kLanes];
-      for (int k = 0; k < kLanes; ++k) scales[k] = fp16_to_fp32(load_fp16(chunk + 2 * k));
-      const float32x4_t scale = vmulq_f32(vld1q_f32(scales), vdupq_n_f32(fp16_to_fp32(load_fp16(xblk))));
-      acc = vaddq_f32(acc, vmulq_f32(vcvtq_f32_s32(isum), scale));
+    } else {
+      for (int c = 0; c < 8; ++c) {
+        const int8x16_t v = vld1q_s8(reinterpret_cast<const std::int8_t*>(q + 16 * c));
+        for (int i = 0; i < T; ++i) {
+          const int8x16_t xv = repeat4(reinterpret_cast<const std::int8_t*>(xb[i] + at + 2) + 4 * c);
+          s01[i] = vpadalq_s16(s01[i], vmull_s8(vget_low_s8(v), vget_low_s8(xv)));
+          s23[i] = vpadalq_s16(s23[i], vmull_high_s8(v, xv));
+        }
+      }
     }
-    vst1q_f32(out + r, acc);
+    float scales[kLanes];
+    for (int k = 0; k < kLanes; ++k) scales[k] = fp16_to_fp32(load_fp16(chunk + 2 * k));
+    const float32x4_t dw = vld1q_f32(scales);
+    for (int i = 0; i < T; ++i) {
+      const unsigned char* xblk = xb[i] + at;
+      std::int32_t correction = 0;  // Q4_0: 8 * the activation block's sum (the nibbles' offset)
+      if constexpr (kQ4) {
+        const auto* xq = reinterpret_cast<const std::int8_t*>(xblk + 2);
+        correction = 8 * (vaddlvq_s8(vld1q_s8(xq)) + vaddlvq_s8(vld1q_s8(xq + 16)));
+      }
+      const int32x4_t isum = vsubq_s32(rows_of(s01[i], s23[i]), vdupq_n_s32(correction));
+      const float32x4_t scale = vmulq_f32(dw, vdupq_n_f32(fp16_to_fp32(load_fp16(xblk))));
+      acc[i] = vaddq_f32(acc[i], vmulq_f32(vcvtq_f32_s32(isum), scale));
+    }
+  }
+  for (int i = 0; i < T; ++i) vst1q_f32(o[i], acc[i]);
+}
+
+template <bool kQ4>
+void matmul_ggml_rows(float* out, const unsigned char* w, const unsigned char* xb, int n, int full) {
+  const std::size_t row_bytes = static_cast<std::size_t>(n / 32) * (kQ4 ? kQ4_0BlockBytes : kQ8_0BlockBytes);
+  for (int r = 0; r < full; r += kLanes) {
+    float* o = out + r;
+    ggml_quad<kQ4, 1>(&o, w + static_cast<std::size_t>(r) * row_bytes, &xb, n / 32);
   }
 }
 
 template <bool kQ4>
 constexpr MatmulFn matmul_ggml = interleave4::matmul_interleaved4<kQ4, matmul_ggml_rows<kQ4>>;
+
+template <bool kQ4>
+void matmul_ggml_batch(float* out, std::size_t out_stride, const Matrix& w, const ActivationBatch& x, int rows) {
+  if (w.interleave != kLanes) {
+    matmul_batch_tiled(matmul_ggml<kQ4>, out, out_stride, w, x, rows);
+    return;
+  }
+  const int full = rows / kLanes * kLanes, nb = w.cols / 32;
+  const std::size_t row_bytes = static_cast<std::size_t>(nb) * (kQ4 ? kQ4_0BlockBytes : kQ8_0BlockBytes);
+  const auto* wv = static_cast<const unsigned char*>(w.values);
+  over_row_tiles(full, x.count, batch_tile_rows(w), [&](int r, int t, int m) {
+    float* o[kBatchTokens];
+    const unsigned char* xb[kBatchTokens];
+    for (int i = 0; i < m; ++i) {
+      o[i] = out + static_cast<std::size_t>(t + i) * out_stride + r;
+      xb[i] = static_cast<const unsigned char*>(x.at(t + i).values);
+    }
+    const unsigned char* base = wv + static_cast<std::size_t>(r) * row_bytes;
+    if (m == kBatchTokens)
+      ggml_quad<kQ4, kBatchTokens>(o, base, xb, nb);
+    else
+      ggml_quad<kQ4, 1>(o, base, xb, nb);
+  });
+  for (int t = 0; t < x.count; ++t)  // the row-major tail, as matmul_ggml computes it
+    reference::matmul_ggml_tail<kQ4>(out + static_cast<std::size_t>(t) * out_stride, w, x.at(t), full, rows);
+}
 
 // IQ4_XS over the 4-row interleave (interleave4_ggml.h): per sub-block, each group of 4 rows x 4
 // nibble bytes becomes grid values by one table lookup per nibble half (vqtbl1q_s8 of the
@@ -248,9 +357,12 @@ const Kernels& neon_kernels() {
     k.name = "neon";
     k.matmul[type_index(TensorType::kF32)] = matmul_f32_entry<matmul_f32>;
     k.matmul[type_index(TensorType::kQ80)] = matmul_q80_entry<matmul_q80>;
+    k.matmul_batch[type_index(TensorType::kQ80)] = matmul_q80_batch;
     k.interleave[type_index(TensorType::kF32)] = fixed_interleave<kLanes>;
     k.matmul[type_index(TensorType::kQ8_0)] = matmul_ggml<false>;
     k.matmul[type_index(TensorType::kQ4_0)] = matmul_ggml<true>;
+    k.matmul_batch[type_index(TensorType::kQ8_0)] = matmul_ggml_batch<false>;
+    k.matmul_batch[type_index(TensorType::kQ4_0)] = matmul_ggml_batch<true>;
     k.interleave[type_index(TensorType::kQ8_0)] = fixed_interleave<kLanes>;
     k.interleave[type_index(TensorType::kQ4_0)] = fixed_interleave<kLanes>;
     k.matmul[type_index(TensorType::kIQ4_XS)] = interleave4::matmul_iq4_xs_interleaved4<matmul_iq4_xs_rows>;
