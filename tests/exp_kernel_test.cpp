@@ -208,17 +208,25 @@ INSTANTIATE_TEST_SUITE_P(VectorKernels, ExpKernel, ::testing::ValuesIn(vector_ex
                          [](const auto& info) { return test::backend_test_name(info.param); });
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(ExpKernel);
 
-// The slot is the widest vector kernel the CPU has whose probe agrees with this process's expf.
-TEST(ExpFmaProbe, SlotIsTheVectorKernelOnlyWhenTheProbeAgrees) {
-  ExpFn want = reference::exp;
-  if (cpu_has_fma() && x86::exp_kernel_matches(x86::exp_fma, std_exp)) want = x86::exp_fma;
-  if (cpu_has_avx512f() && x86::exp_kernel_matches(x86::exp_avx512, std_exp)) want = x86::exp_avx512;
-  for (const char* name : {"avx2", "avxvnni"}) {
+// The slot is the widest vector kernel of the table's own instruction set whose probe agrees
+// with this process's expf: exp_fma for avx2 and avxvnni even on an AVX-512 CPU (so that
+// `--kernels avx2` runs what an AVX2-only CPU would), exp_avx512 first for the avx512 tables.
+TEST(ExpFmaProbe, SlotIsTheTablesOwnVectorKernelOnlyWhenTheProbeAgrees) {
+  ExpFn narrow = reference::exp;
+  if (cpu_has_fma() && x86::exp_kernel_matches(x86::exp_fma, std_exp)) narrow = x86::exp_fma;
+  ExpFn wide = narrow;
+  if (cpu_has_fma() && cpu_has_avx512f() && x86::exp_kernel_matches(x86::exp_avx512, std_exp)) wide = x86::exp_avx512;
+  for (const char* name : {"avx2", "avxvnni", "avx512"}) {
     const Kernels* k = find_kernels(name);
     if (!k) continue;
+    const ExpFn want = std::string(name) == "avx512" ? wide : narrow;
     EXPECT_EQ(k->exp, want) << name;
+    const ExpSumFn want_sum = want == x86::exp_avx512 ? x86::exp_sum_avx512
+                              : want == x86::exp_fma  ? x86::exp_sum_fma
+                                                      : reference::exp_sum;
+    EXPECT_EQ(k->exp_sum, want_sum) << name;
   }
-  if (want == reference::exp) std::printf("note: this libm's expf is not glibc's __expf_fma; the exp slot is reference::exp\n");
+  if (narrow == reference::exp) std::printf("note: this libm's expf is not glibc's __expf_fma; the exp slot is reference::exp\n");
 }
 
 // A libm one ulp off at a single input of the probe set must fail the check, for each vector

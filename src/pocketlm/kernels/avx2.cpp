@@ -5,8 +5,9 @@
 //   avxvnni shares them with its own Dot; IQ4_XS's grid through a byte lookup (x86_ggml.h).
 // - attention: scores 8 positions at a time, values 8 dimensions at a time (see below); its
 //   softmax through the exp_sum slot.
-// - exp, exp_sum: glibc's __expf_fma 8 floats at a time (16 with AVX-512F) when it gives this
-//   libm's bits, the softmax's sum in vector steps where order cannot change it (x86_expf.h).
+// - exp, exp_sum: glibc's __expf_fma 8 floats at a time when it gives this libm's bits, the
+//   softmax's sum in vector steps where order cannot change it (x86_expf.h); set_exp_slots
+//   gives avx512's tables the same slots 16 floats at a time.
 // - compact_at_least (top-p's filter): a compare, a permutation from a 256-entry table and one
 //   store per 8 values.
 // Compiled with -mavx2 -mf16c (fp16 scales and weights); selected when the CPU reports both
@@ -142,16 +143,21 @@ inline void weighted_values(const AttentionArgs& a, const float* att, int positi
 }
 
 // run.c's softmax with its expf loop through the exp_sum slot (x86::select_exp_sum: expf's
-// bits, the sum in index order).
-void softmax(float* x, int n) { reference::softmax_over(x, n, x86::select_exp_sum()); }
+// bits, the sum in index order), chosen once (it runs per attention head and token).
+template <x86::ExpWidth W>
+void softmax(float* x, int n) {
+  static const ExpSumFn exp_sum = x86::select_exp_sum(W);
+  reference::softmax_over(x, n, exp_sum);
+}
 
 // run.c's SwiGLU, hb[i] = hb[i] * (1 / (1 + expf(-hb[i]))) * hb2[i], with expf through
 // x86::select_exp (expf's bits, 8 or 16 at a time) on 64 values per step and the rest in 8-lane
 // vector steps: the reference's operations in its order, so its bits, the reference's zero for
 // -hb[i] past kSiluExpLimit included (and no expf call that overflows there).
+template <x86::ExpWidth W>
 void swiglu(float* hb, const float* hb2, int n) {
   constexpr int kStep = 64;
-  static const ExpFn exp = x86::select_exp();
+  static const ExpFn exp = x86::select_exp(W);
   alignas(32) float e[kStep];
   const __m256 one = _mm256_set1_ps(1.0f), limit = _mm256_set1_ps(reference::kSiluExpLimit);
   const __m256 sign = _mm256_set1_ps(-0.0f);
@@ -246,7 +252,8 @@ void query_tiles(const AttentionArgs& a, const float* const* q, float* const* at
 // sum of values with 8 dimensions per vector (each lane adds a_t * v_t[i] over t in order).
 // Up to kTile queries of one head (a prefill block's tokens at consecutive positions) share each
 // transposed key tile; query j's arithmetic is the single query's, its own positions only.
-template <int kTile>
+// W: the softmax's expf width (set_exp_slots).
+template <int kTile, x86::ExpWidth W>
 void attention_queries(const AttentionArgs& a) {
   const int kv_mul = a.n_heads / a.n_kv_heads;
   const float scale = std::sqrt(static_cast<float>(a.head_size));
@@ -280,7 +287,7 @@ void attention_queries(const AttentionArgs& a) {
           query_tiles<1, 4>(a, q, att, positions, keys, scale);
       }
       for (int j = 0; j < n; ++j) {
-        softmax(att[j], positions[j]);
+        softmax<W>(att[j], positions[j]);
         float* xb = a.out + (t0 + j) * q_stride + static_cast<std::size_t>(h) * a.head_size;
         int i = 0;
         // Up to 8 vectors (64 dimensions) per pass over the positions, so that each position's
@@ -303,10 +310,11 @@ void attention_queries(const AttentionArgs& a) {
 }
 
 // One query (decode): scratch rows one per head, as AttentionArgs documents.
+template <x86::ExpWidth W>
 void attention(const AttentionArgs& a) {
   AttentionArgs one = a;
   one.count = 1;
-  attention_queries<1>(one);
+  attention_queries<1, W>(one);
 }
 
 // ---- GGUF block types ----
@@ -371,7 +379,26 @@ __attribute__((target("avx2,popcnt"))) int compact_at_least(const float* x, int 
   return count + reference::compact_at_least(x + i, n - i, threshold, out + count);
 }
 
+// The slots that call expf, with expf `width` wide: exp, exp_sum, softmax, SwiGLU and
+// attention (its softmax).
+template <x86::ExpWidth W>
+void set_exp_slots(Kernels& k) {
+  k.exp = x86::select_exp(W);
+  k.exp_sum = x86::select_exp_sum(W);
+  k.softmax = softmax<W>;
+  k.swiglu = swiglu<W>;
+  k.attention = attention<W>;
+  k.attention_batch = attention_queries<kAttentionQueryTile, W>;
+}
+
 }  // namespace
+
+void set_exp_slots(Kernels& k, x86::ExpWidth width) {
+  if (width == x86::ExpWidth::k512)
+    set_exp_slots<x86::ExpWidth::k512>(k);
+  else
+    set_exp_slots<x86::ExpWidth::k256>(k);
+}
 
 const Kernels& avx2_kernels() {
   static const Kernels kAvx2 = [] {
@@ -382,8 +409,6 @@ const Kernels& avx2_kernels() {
     k.interleave[type_index(TensorType::kF32)] = fixed_interleave<kLanes>;
     k.interleave[type_index(TensorType::kQ80)] = q80_interleave_lanes<Vec256>;
     k.quantize_act[type_index(TensorType::kQ80)] = quantize_q80_entry<quantize_q80>;
-    k.attention = attention;
-    k.attention_batch = attention_queries<kAttentionQueryTile>;
     k.matmul_batch[type_index(TensorType::kQ80)] = matmul_q80_batch_lanes<Vec256, MaddubsDot>;
     k.matmul[type_index(TensorType::kQ8_0)] = matmul_ggml<Vec256, MaddubsDot, false>;
     k.matmul[type_index(TensorType::kQ4_0)] = matmul_ggml<Vec256, MaddubsDot, true>;
@@ -396,10 +421,7 @@ const Kernels& avx2_kernels() {
     k.interleave[type_index(TensorType::kIQ4_XS)] = fixed_interleave<kLanes>;
     k.matmul[type_index(TensorType::kF16)] = matmul_f16_lanes<Vec256>;
     k.interleave[type_index(TensorType::kF16)] = fixed_interleave<kLanes>;
-    k.exp = x86::select_exp();
-    k.exp_sum = x86::select_exp_sum();
-    k.softmax = softmax;
-    k.swiglu = swiglu;
+    set_exp_slots(k, x86::ExpWidth::k256);
     k.compact_at_least = compact_at_least;
     return k;
   }();

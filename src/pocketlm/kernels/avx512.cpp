@@ -2,18 +2,21 @@
 // with the fp32, F16, q80, Q8_0 and Q4_0 matmuls on 16 lanes of 64-byte vectors
 // (kernels/x86_float.h, x86_q80.h and x86_ggml.h over kernels/x86_vec512.h; each lane one
 // output row in the reference's order). This file's int8 sums use vpmaddubsw/vpmaddwd; on a CPU
-// with AVX512_VNNI, kernels/avx512vnni.cpp replaces them with vpdpbusd. Attention, quantization,
-// exp and sampling are avx2's (the vector widths there do not bound decode).
+// with AVX512_VNNI, kernels/avx512vnni.cpp replaces them with vpdpbusd. Attention, quantization
+// and sampling are avx2's (the vector widths there do not bound decode); exp, softmax and SwiGLU
+// are avx2's with expf 16 lanes wide (x86_expf.h), which the avx2 table itself does not use.
 // Compiled with -mavx512f -mavx512bw -mavx512vl -mf16c; selected when the CPU reports
 // AVX-512F and BW (kernels/registry.cpp).
 #include <immintrin.h>
 
 #include "pocketlm/kernels/kernels.h"
+#include "pocketlm/kernels/x86_expf.h"
 #include "pocketlm/kernels/x86_vec512.h"
 
 namespace pocketlm {
 
-const Kernels& avx2_kernels();  // kernels/avx2.cpp
+const Kernels& avx2_kernels();                          // kernels/avx2.cpp
+void set_exp_slots(Kernels& k, x86::ExpWidth width);  // kernels/avx2.cpp
 
 namespace {
 
@@ -43,6 +46,7 @@ struct Avx512MaddubsDot {
 Kernels avx512_table(const Kernels& base) {
   Kernels k = base;
   k.name = "avx512";
+  set_exp_slots(k, x86::ExpWidth::k512);
   k.matmul[type_index(TensorType::kF32)] = matmul_f32_entry<matmul_f32_lanes<Vec512>>;
   k.interleave[type_index(TensorType::kF32)] = fixed_interleave<Vec512::kLanes>;
   k.matmul[type_index(TensorType::kF16)] = matmul_f16_lanes<Vec512>;

@@ -94,33 +94,37 @@ bool exp_kernel_matches(ExpFn kernel, float (*scalar)(float)) {
   return probe(kernel, buf, n, scalar);
 }
 
-ExpFn select_exp() {
-  static const ExpFn chosen = [] {
-    // The probe overflows and underflows on purpose (expf of any float): with the caller's traps
-    // masked and its flags as they were afterwards, so that a process running with FP traps on
-    // (tests/fp_trap_test.cpp, a PSP-like guard) is not stopped by a one-time CPU check.
-    std::fenv_t caller;
-    std::feholdexcept(&caller);
-    const bool fma = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    ExpFn pick = reference::exp;
-    if (fma && __builtin_cpu_supports("avx512f") && exp_kernel_matches(exp_avx512, std_exp))
-      pick = exp_avx512;
-    else if (fma && exp_kernel_matches(exp_fma, std_exp))
-      pick = exp_fma;
-    std::fesetenv(&caller);
-    return pick;
-  }();
-  return chosen;
+namespace {
+
+ExpFn choose_exp(ExpWidth width) {
+  // The probe overflows and underflows on purpose (expf of any float): with the caller's traps
+  // masked and its flags as they were afterwards, so that a process running with FP traps on
+  // (tests/fp_trap_test.cpp, a PSP-like guard) is not stopped by a one-time CPU check.
+  std::fenv_t caller;
+  std::feholdexcept(&caller);
+  const bool fma = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  const bool wide = width == ExpWidth::k512 && __builtin_cpu_supports("avx512f");
+  ExpFn pick = reference::exp;
+  if (fma && wide && exp_kernel_matches(exp_avx512, std_exp))
+    pick = exp_avx512;
+  else if (fma && exp_kernel_matches(exp_fma, std_exp))
+    pick = exp_fma;
+  std::fesetenv(&caller);
+  return pick;
 }
 
-ExpSumFn select_exp_sum() {
-  // Decided once, like select_exp: avx2's softmax asks for it per attention head and token.
-  static const ExpSumFn chosen = [] {
-    const ExpFn exp = select_exp();
-    if (exp == exp_avx512) return exp_sum_avx512;
-    return exp == exp_fma ? exp_sum_fma : reference::exp_sum;
-  }();
-  return chosen;
+}  // namespace
+
+ExpFn select_exp(ExpWidth width) {
+  static const ExpFn narrow = choose_exp(ExpWidth::k256);
+  static const ExpFn wide = choose_exp(ExpWidth::k512);
+  return width == ExpWidth::k512 ? wide : narrow;
+}
+
+ExpSumFn select_exp_sum(ExpWidth width) {
+  const ExpFn exp = select_exp(width);
+  if (exp == exp_avx512) return exp_sum_avx512;
+  return exp == exp_fma ? exp_sum_fma : reference::exp_sum;
 }
 
 }  // namespace pocketlm::x86

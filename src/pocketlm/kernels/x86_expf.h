@@ -24,18 +24,22 @@ void exp_avx512(float* x, int n);
 // have what the kernel needs.
 bool exp_kernel_matches(ExpFn kernel, float (*scalar)(float));
 
-// The kernel table's exp slot on an AVX2 CPU, decided once per process (thread-safe): with
-// FMA, exp_avx512 where the CPU has AVX-512F, else exp_fma, the first that matches
-// std::exp on the probe; else reference::exp.
-ExpFn select_exp();
+// The vector registers a table's expf may use: a table stays inside its own instruction set, so
+// that `--kernels avx2` on an AVX-512 CPU runs (and times) what an AVX2-only CPU would.
+enum class ExpWidth { k256, k512 };
+
+// A kernel table's exp slot, decided once per process and width (thread-safe): with AVX2 and
+// FMA, exp_avx512 where the width is k512 and the CPU has AVX-512F, else exp_fma, the first
+// that matches std::exp on the probe; else reference::exp.
+ExpFn select_exp(ExpWidth width);
 
 // The exp_sum slot (kernels.h) with exp_fma's or exp_avx512's arithmetic: each vector step's
 // additions (in index order) run while the next step's expf is computed. Same CPU needs.
 float exp_sum_fma(float* x, int n, float max);
 float exp_sum_avx512(float* x, int n, float max);
 
-// The exp_sum slot that goes with select_exp()'s choice (reference::exp_sum with
-// reference::exp), decided once per process.
-ExpSumFn select_exp_sum();
+// The exp_sum slot that goes with select_exp(width)'s choice (reference::exp_sum with
+// reference::exp).
+ExpSumFn select_exp_sum(ExpWidth width);
 
 }  // namespace pocketlm::x86
