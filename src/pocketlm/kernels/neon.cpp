@@ -105,9 +105,12 @@ constexpr int kBatchTokens = 4;
 // (token i: values xq[i], scales xs[i], outputs o[i][0..4)): each 16 weight bytes of each row
 // are loaded once for the T tokens. Per token and lane, runq.c's
 // acc = acc + ((float)isum * w_scale) * x_scale, groups in order. gs is a multiple of 16.
+// Always inlined: GCC called decode's copy once per 4 rows, 8 % more instructions a synth15M
+// token (qemu-aarch64, bench/device/insn_profile.c).
 template <int T>
-void q80_quad(float* const* o, const std::int8_t* wr, const float* wsr, const std::int8_t* const* xq,
-              const float* const* xs, std::size_t n, int groups, int gs) {
+[[gnu::always_inline]] inline void q80_quad(float* const* o, const std::int8_t* wr, const float* wsr,
+                                            const std::int8_t* const* xq, const float* const* xs, std::size_t n,
+                                            int groups, int gs) {
   float32x4_t acc[T];
   for (int i = 0; i < T; ++i) acc[i] = vdupq_n_f32(0.0f);
   for (int g = 0; g < groups; ++g) {
