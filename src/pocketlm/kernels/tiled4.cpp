@@ -26,6 +26,8 @@
 // - IQ4_XS: the same 4-row interleave (head2 = 2): per sub-block one pass over its nibble bytes
 //   looks each up in the 16-entry grid and gives the 4 rows' exact int32 sums, then each row
 //   does the reference's dl = d * (float)(ls - 32), acc = acc + (float)isum * (dl * d_x).
+// - Batched prefill, on a core with 32 registers (MIPS): two tokens over each interleaved
+//   weight load of q80, Q8_0 and Q4_0, each token with the one-token kernel's arithmetic.
 // Ragged rows (d % 4) use the reference loops; rmsnorm, softmax and swiglu are the
 // reference ones (they are dominated by expf / sqrtf / powf and cosf / sinf calls).
 #include <bit>
@@ -34,6 +36,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "pocketlm/kernels/batch.h"
 #include "pocketlm/kernels/interleave4_ggml.h"
 #include "pocketlm/kernels/q80_quad.h"
 #include "pocketlm/kernels/reference.h"
@@ -274,6 +277,19 @@ void matmul_q80_il4(float* out, const std::int8_t* xq, const float* xs, const st
   });
 }
 
+// f.template operator()<GS>(), GS the group size at compile time for the common ones (0: gs at run time).
+template <class F>
+void with_group_size(int gs, F&& f) {
+  if (gs == 4)
+    f.template operator()<4>();
+  else if (gs == 32)
+    f.template operator()<32>();
+  else if (gs == 64)
+    f.template operator()<64>();
+  else
+    f.template operator()<0>();
+}
+
 int q80_interleave(int group) { return q80_interleave_rows(group, kLanes); }
 
 void matmul_q80_table(float* out, const Matrix& w, const Activation& x, int rows) {
@@ -296,6 +312,105 @@ void matmul_q80_table(float* out, const Matrix& w, const Activation& x, int rows
   reference::matmul_q80_tail(out, w, x, full, rows);
 }
 
+// Groups [0, groups) of rows [0, full) of q80 interleaved by 4 for T tokens, one pass over the
+// weights: token i's int8 activations at x[i], scales at xs[i], outputs at out[i] (row 0). Each
+// weight byte is loaded once for the T tokens; per token the 4 rows' exact int32 group sums,
+// then Q80Quad's float step, as matmul_q80_il4_groups does for one token.
+template <int GS, int T>
+void q80_il4_tokens(float* const* out, const std::int8_t* const* x, const float* const* xs, const std::int8_t* wq,
+                    const float* ws, int n, int full, int gs_runtime) {
+  const int gs = GS > 0 ? GS : gs_runtime;
+  const int groups = n / gs;
+  const std::int8_t* POCKETLM_RESTRICT w = wq;
+  const float* POCKETLM_RESTRICT sw = ws;
+  for (int r = 0; r < full; r += kLanes) {
+    Q80Quad acc[T];
+    for (int g = 0; g < groups; ++g, sw += kLanes) {
+      const std::size_t j0 = static_cast<std::size_t>(g) * static_cast<std::size_t>(gs);
+      std::int32_t s[T][kLanes] = {};
+      for (int j = 0; j < gs; j += 4, w += 4 * kLanes) {
+        std::int32_t xv[T][4];
+        for (int i = 0; i < T; ++i)
+          for (int c = 0; c < 4; ++c) xv[i][c] = x[i][j0 + static_cast<std::size_t>(j + c)];
+        // Each weight byte once, against every token's activation of its column.
+        for (int c = 0; c < 4; ++c)
+          for (int k = 0; k < kLanes; ++k) {
+            const std::int32_t wb = w[4 * k + c];
+            for (int i = 0; i < T; ++i) s[i][k] += xv[i][c] * wb;
+          }
+      }
+      for (int i = 0; i < T; ++i) acc[i].add(s[i][0], s[i][1], s[i][2], s[i][3], sw, xs[i][g]);
+    }
+    for (int i = 0; i < T; ++i) acc[i].store(out[i] + r);
+  }
+}
+
+// Tokens that share each weight load in the batched matmuls (q80, Q8_0, Q4_0). Two tokens' sums
+// and activations stay in the registers of a core with 32 (MIPS, under qemu-mipsel with
+// bench/device/insn_profile.c: a synth15M prompt token 27.1 M -> 22.7 M instructions for q80,
+// 27.8 M -> 21.7 M for Q4_0); with 16 (the LX7's window; Thumb-2's 13) LLVM spills them, 5.1
+// instructions a q80 multiply-add against 3.6 for one token, so there the batch takes the
+// generic path.
+#if defined(__mips__)
+constexpr int kBatchTokens = 2;
+#else
+constexpr int kBatchTokens = 1;
+#endif
+
+// The batched matmuls' loop (kernels/batch.h) on cores without vector loops and with 32
+// registers (the table's slots; elsewhere they stay null and the generic path runs):
+// f(r0, tile_rows, o, t, m) for the rows [0, full) in tiles of batch_tile_rows (they stay in
+// cache while the tokens pass) and, in each tile, tokens t..t+m-1 with m = kBatchTokens (the last
+// odd one alone, m = 1); o[i] = token t + i's outputs from row r0.
+template <class F>
+void over_tiles_and_tokens(const Matrix& w, float* out, std::size_t out_stride, int full, int count, F&& f) {
+  const int tile = batch_tile_rows(w);
+  for (int r0 = 0; r0 < full; r0 += tile) {
+    const int tile_rows = full - r0 < tile ? full - r0 : tile;
+    for (int t = 0; t < count;) {
+      const int m = count - t >= kBatchTokens ? kBatchTokens : 1;
+      float* o[kBatchTokens];
+      for (int i = 0; i < m; ++i) o[i] = out + static_cast<std::size_t>(t + i) * out_stride + r0;
+      f(r0, tile_rows, o, t, m);
+      t += m;
+    }
+  }
+}
+
+// The batched q80 matmul over q80 interleaved by 4: two tokens at a time through q80_il4_tokens,
+// which loads each weight byte once for both, the odd one through decode's own code. The
+// activations stay int8 (a load costs what an int16 one does on MIPS; two int16 copies would pass
+// the firmware's 1,280-byte frame bound). Row-major matrices take the generic path.
+void matmul_q80_batch(float* out, std::size_t out_stride, const Matrix& w, const ActivationBatch& x, int rows) {
+  const int n = w.cols, gs = w.group, groups = n / gs;
+  if (w.interleave != kLanes || groups == 0) {
+    matmul_batch_tiled(matmul_q80_table, out, out_stride, w, x, rows);
+    return;
+  }
+  const int full = rows / kLanes * kLanes;
+  const auto* wq = static_cast<const std::int8_t*>(w.values);
+  with_group_size(gs, [&]<int GS>() {
+    over_tiles_and_tokens(w, out, out_stride, full, x.count, [&](int r0, int tile_rows, float* const* o, int t, int m) {
+      const std::int8_t* wt = wq + static_cast<std::size_t>(r0) * static_cast<std::size_t>(n);
+      const float* st = w.scales + static_cast<std::size_t>(r0) * static_cast<std::size_t>(groups);
+      const std::int8_t* xq[kBatchTokens];
+      const float* xs[kBatchTokens];
+      for (int i = 0; i < m; ++i) {
+        const Activation a = x.at(t + i);
+        xq[i] = static_cast<const std::int8_t*>(a.values);
+        xs[i] = a.scales;
+      }
+      if (m == kBatchTokens)
+        q80_il4_tokens<GS, kBatchTokens>(o, xq, xs, wt, st, n, tile_rows, gs);
+      else  // through the table's entry: decode's matmul_q80_il4 keeps its one caller (with two,
+            // or with_group_size's dispatch there, GCC made bare-metal MIPS32's decode at group
+            // size 4 4 % longer)
+        matmul_q80_table(o[0], rows_from(w, r0), x.at(t), tile_rows);
+    });
+  });
+  for (int t = 0; t < x.count; ++t)  // the row-major tail, as matmul_q80_table computes it
+    reference::matmul_q80_tail(out + static_cast<std::size_t>(t) * out_stride, w, x.at(t), full, rows);
+}
 
 // run.c's attention, statement for statement per value, with the loops tiled by 4 positions:
 // - 4 scores at once, each q·k summed in index order, then divided by sqrt(head_size);
@@ -499,6 +614,126 @@ void matmul_q4_0_rows4(float* POCKETLM_RESTRICT out, const unsigned char* POCKET
   }
 }
 
+// ---- Batched GGUF Q8_0 and Q4_0 (kBatchTokens tokens per pass over the 4-row interleave) ----
+
+// Q8_0, rows [0, full), T tokens (token i: Q8_0 blocks xb[i], outputs out[i]): each weight byte
+// is loaded once against every token's activation of its column; per token block_sums's exact
+// sums and matmul_rows4's float step, so its bits.
+template <int T>
+void q8_0_rows4_tokens(float* const* out, const unsigned char* w, const unsigned char* const* xb, int n, int full) {
+  const int nb = n / 32;
+  const std::size_t row_bytes = static_cast<std::size_t>(nb) * kQ8_0BlockBytes;
+  for (int r = 0; r < full; r += kLanes) {
+    const unsigned char* chunk = w + static_cast<std::size_t>(r) * row_bytes;
+    float acc[T][kLanes] = {};
+    for (int b = 0; b < nb; ++b, chunk += kLanes * kQ8_0BlockBytes) {
+      const std::size_t at = static_cast<std::size_t>(b) * kQ8_0BlockBytes;
+      std::int32_t s[T][kLanes] = {};
+      for (int t = 0; t < 8; ++t)
+        for (int c = 0; c < 4; ++c) {
+          std::int32_t xv[T];
+          for (int i = 0; i < T; ++i) xv[i] = static_cast<std::int8_t>(xb[i][at + 2 + static_cast<std::size_t>(4 * t + c)]);
+          for (int k = 0; k < kLanes; ++k) {
+            const std::int32_t wb = static_cast<std::int8_t>(chunk[2 * kLanes + 16 * t + 4 * k + c]);
+            for (int i = 0; i < T; ++i) s[i][k] += wb * xv[i];
+          }
+        }
+      for (int k = 0; k < kLanes; ++k) {
+        const float dw = fp16_to_fp32(load_fp16(chunk + 2 * k));
+        for (int i = 0; i < T; ++i)
+          acc[i][k] = acc[i][k] + static_cast<float>(s[i][k]) * (dw * fp16_to_fp32(load_fp16(xb[i] + at)));
+      }
+    }
+    for (int i = 0; i < T; ++i)
+      for (int k = 0; k < kLanes; ++k) out[i][r + k] = acc[i][k];
+  }
+}
+
+// Q4_0, rows [0, full) of 4-aligned blocks, T tokens: matmul_q4_0_rows4's packed pairs per token
+// (its passes of blocks shortened so that T tokens' pairs take the same stack), each row's word
+// of a group split into its 4 nibble-pair fields once for the T tokens. Per token its exact
+// half-block sums and its float step, so its bits.
+template <int T>
+void q4_0_rows4_tokens(float* const* out, const unsigned char* w, const unsigned char* const* xb, int n, int full) {
+  constexpr int kPass = kQ4BlocksAPass / T;
+  constexpr std::uint32_t kMask = 0x000F000Fu;
+  const int nb = n / 32;
+  const std::size_t row_bytes = static_cast<std::size_t>(nb) * kQ4_0BlockBytes;
+  std::uint32_t pairs[T][kPass * 16];
+  std::int32_t correction[T][kPass];
+  float dx[T][kPass];
+  for (int b0 = 0; b0 < nb; b0 += kPass) {
+    const int bn = nb - b0 < kPass ? nb - b0 : kPass;
+    for (int i = 0; i < T; ++i)
+      interleave4::q4_0_pass_terms(xb[i], b0, bn, correction[i], dx[i],
+                                   [&](int b, const std::int8_t* xq) { q4_0_pack_pairs(pairs[i] + 16 * b, xq); });
+    for (int r = 0; r < full; r += kLanes) {
+      const unsigned char* chunk =
+          w + static_cast<std::size_t>(r) * row_bytes + static_cast<std::size_t>(b0) * kLanes * kQ4_0BlockBytes;
+      float acc[T][kLanes];
+      for (int i = 0; i < T; ++i)
+        for (int k = 0; k < kLanes; ++k) acc[i][k] = b0 > 0 ? out[i][r + k] : 0.0f;
+      for (int b = 0; b < bn; ++b, chunk += kLanes * kQ4_0BlockBytes) {
+        std::int32_t s[T][kLanes];
+        for (int i = 0; i < T; ++i)
+          for (int k = 0; k < kLanes; ++k) s[i][k] = -correction[i][b];
+        for (int half = 0; half < 2; ++half) {
+          std::uint32_t a[T][kLanes];
+          for (auto& ai : a)
+            for (auto& v : ai) v = 0x8000u;
+          for (int t = 0; t < 2; ++t) {
+            const int group = 2 * half + t;  // its 4 rows' words at 16 * group, its pairs at 4 * group
+            for (int k = 0; k < kLanes; ++k) {
+              const std::uint32_t v = load_le<std::uint32_t>(chunk + 2 * kLanes + 16 * group + 4 * k);
+              const std::uint32_t f0 = v & kMask, f1 = (v >> 4) & kMask, f2 = (v >> 8) & kMask, f3 = (v >> 12) & kMask;
+              for (int i = 0; i < T; ++i) {
+                const std::uint32_t* p = pairs[i] + 16 * b + 4 * group;
+                a[i][k] += f0 * p[0] + f1 * p[1] + f2 * p[2] + f3 * p[3];
+              }
+            }
+          }
+          for (int i = 0; i < T; ++i)
+            for (int k = 0; k < kLanes; ++k) s[i][k] += q4_0_half_sum(a[i][k]);
+        }
+        for (int k = 0; k < kLanes; ++k) {
+          const float dw = fp16_to_fp32(load_le<std::uint16_t>(chunk + 2 * k));
+          for (int i = 0; i < T; ++i) acc[i][k] = acc[i][k] + static_cast<float>(s[i][k]) * (dw * dx[i][b]);
+        }
+      }
+      for (int i = 0; i < T; ++i)
+        for (int k = 0; k < kLanes; ++k) out[i][r + k] = acc[i][k];
+    }
+  }
+}
+
+// The batched Q8_0 and Q4_0 matmuls over the 4-row interleave: two tokens at a time through the
+// kernels above, the odd one through decode's rows. Other layouts (and Q4_0 blocks that are not
+// 4-aligned) take the generic path.
+template <bool kQ4>
+void matmul_ggml_batch(float* out, std::size_t out_stride, const Matrix& w, const ActivationBatch& x, int rows) {
+  constexpr interleave4::RowsFn kOne = kQ4 ? matmul_q4_0_rows4 : interleave4::matmul_rows4<false, block_sums<false>>;
+  using TokensFn = void (*)(float* const*, const unsigned char*, const unsigned char* const*, int, int);
+  constexpr TokensFn kTokens = kQ4 ? q4_0_rows4_tokens<kBatchTokens> : q8_0_rows4_tokens<kBatchTokens>;
+  const auto* wv = static_cast<const unsigned char*>(w.values);
+  if (w.interleave != kLanes || (kQ4 && reinterpret_cast<std::uintptr_t>(wv) % 4 != 0)) {
+    matmul_batch_tiled(interleave4::matmul_interleaved4<kQ4, kOne>, out, out_stride, w, x, rows);
+    return;
+  }
+  const int full = rows / kLanes * kLanes;
+  const std::size_t row_bytes = static_cast<std::size_t>(w.cols / 32) * (kQ4 ? kQ4_0BlockBytes : kQ8_0BlockBytes);
+  over_tiles_and_tokens(w, out, out_stride, full, x.count, [&](int r0, int tile_rows, float* const* o, int t, int m) {
+    const unsigned char* wt = wv + static_cast<std::size_t>(r0) * row_bytes;
+    const unsigned char* xb[kBatchTokens];
+    for (int i = 0; i < m; ++i) xb[i] = static_cast<const unsigned char*>(x.at(t + i).values);
+    if (m == kBatchTokens)
+      kTokens(o, wt, xb, w.cols, tile_rows);
+    else
+      kOne(o[0], wt, xb[0], w.cols, tile_rows);
+  });
+  for (int t = 0; t < x.count; ++t)  // the row-major tail, as decode computes it
+    reference::matmul_ggml_tail<kQ4>(out + static_cast<std::size_t>(t) * out_stride, w, x.at(t), full, rows);
+}
+
 // IQ4_XS: the 4 rows' int32 sums of one sub-block, each nibble's grid value looked up in the
 // 16-entry table (the grid is not linear in the nibble), a row at a time over its 4 groups of 4
 // bytes. (Rows inside the column loop, sharing each activation load, let GCC unroll the whole
@@ -528,6 +763,7 @@ const Kernels& tiled4_kernels() {
     k.name = "tiled4";
     k.matmul[type_index(TensorType::kF32)] = matmul_f32_entry<matmul_f32>;
     k.matmul[type_index(TensorType::kQ80)] = matmul_q80_table;
+    if (!kVectorLoops && kBatchTokens > 1) k.matmul_batch[type_index(TensorType::kQ80)] = matmul_q80_batch;
     k.interleave[type_index(TensorType::kQ80)] = q80_interleave;
     k.interleave[type_index(TensorType::kF32)] = fixed_interleave<kLanes>;
     k.attention = attention;
@@ -535,6 +771,10 @@ const Kernels& tiled4_kernels() {
     k.matmul[type_index(TensorType::kQ4_0)] = interleave4::matmul_interleaved4<true, matmul_q4_0_rows4>;
     k.interleave[type_index(TensorType::kQ8_0)] = fixed_interleave<kLanes>;
     k.interleave[type_index(TensorType::kQ4_0)] = fixed_interleave<kLanes>;
+    if (!kVectorLoops && kBatchTokens > 1) {
+      k.matmul_batch[type_index(TensorType::kQ8_0)] = matmul_ggml_batch<false>;
+      k.matmul_batch[type_index(TensorType::kQ4_0)] = matmul_ggml_batch<true>;
+    }
     k.matmul[type_index(TensorType::kIQ4_XS)] = matmul_iq4_xs;
     k.interleave[type_index(TensorType::kIQ4_XS)] = fixed_interleave<kLanes>;
     return k;
