@@ -30,4 +30,19 @@ void matmul_batch_tiled(MatmulFn f, float* out, std::size_t out_stride, const Ma
 // Rows per tile matmul_batch's generic path uses for `w` (a multiple of 32, at least 32).
 int batch_tile_rows(const Matrix& w);
 
+// The loop of a backend's batched slot: f(r0, r1, t, m) for the rows [0, full) in tiles [r0, r1)
+// of tile_rows (a tile's weights stay in cache while every token passes over them) and, in each
+// tile, tokens t..t+m-1 with m = kGroup (the last count % kGroup one at a time, m = 1).
+template <int kGroup, class F>
+void over_tiles_and_token_groups(int full, int count, int tile_rows, F&& f) {
+  for (int r0 = 0; r0 < full; r0 += tile_rows) {
+    const int r1 = full - r0 < tile_rows ? full : r0 + tile_rows;
+    for (int t = 0; t < count;) {
+      const int m = count - t >= kGroup ? kGroup : 1;
+      f(r0, r1, t, m);
+      t += m;
+    }
+  }
+}
+
 }  // namespace pocketlm

@@ -151,19 +151,13 @@ void matmul_q80(float* out, const std::int8_t* xq, const float* xs, const std::i
   }
 }
 
-// The batched kernels' loop: quad(r, t, m) for rows [0, full) by 4 and tokens [0, count) by
-// m = kBatchTokens (the last count % kBatchTokens one at a time), the rows in tiles of
-// tile_rows, so that a tile's weights stay in cache while every token passes over them.
+// The batched kernels' loop: quad(r, t, m) for every 4 rows r of each tile and tokens t..t+m-1
+// (kernels/batch.h).
 template <class Quad>
 void over_row_tiles(int full, int count, int tile_rows, Quad&& quad) {
-  for (int r0 = 0; r0 < full; r0 += tile_rows) {
-    const int r1 = full - r0 < tile_rows ? full : r0 + tile_rows;
-    for (int t = 0; t < count;) {
-      const int m = count - t >= kBatchTokens ? kBatchTokens : 1;
-      for (int r = r0; r < r1; r += kLanes) quad(r, t, m);
-      t += m;
-    }
-  }
+  over_tiles_and_token_groups<kBatchTokens>(full, count, tile_rows, [&](int r0, int r1, int t, int m) {
+    for (int r = r0; r < r1; r += kLanes) quad(r, t, m);
+  });
 }
 
 void matmul_q80_batch(float* out, std::size_t out_stride, const Matrix& w, const ActivationBatch& x, int rows) {

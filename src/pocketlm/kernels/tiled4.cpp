@@ -301,6 +301,7 @@ void matmul_q80_table(float* out, const Matrix& w, const Activation& x, int rows
     return;
   }
   const int full = n / gs == 0 ? 0 : rows / kLanes * kLanes;
+  // Not with_group_size: through it GCC made bare-metal MIPS32's decode at group size 4 4 % longer.
   if (gs == 4)
     matmul_q80_il4<4>(out, xq, x.scales, wq, w.scales, n, full, gs);
   else if (gs == 32)
@@ -357,24 +358,12 @@ constexpr int kBatchTokens = 2;
 constexpr int kBatchTokens = 1;
 #endif
 
-// The batched matmuls' loop (kernels/batch.h) on cores without vector loops and with 32
-// registers (the table's slots; elsewhere they stay null and the generic path runs):
-// f(r0, tile_rows, o, t, m) for the rows [0, full) in tiles of batch_tile_rows (they stay in
-// cache while the tokens pass) and, in each tile, tokens t..t+m-1 with m = kBatchTokens (the last
-// odd one alone, m = 1); o[i] = token t + i's outputs from row r0.
-template <class F>
-void over_tiles_and_tokens(const Matrix& w, float* out, std::size_t out_stride, int full, int count, F&& f) {
-  const int tile = batch_tile_rows(w);
-  for (int r0 = 0; r0 < full; r0 += tile) {
-    const int tile_rows = full - r0 < tile ? full - r0 : tile;
-    for (int t = 0; t < count;) {
-      const int m = count - t >= kBatchTokens ? kBatchTokens : 1;
-      float* o[kBatchTokens];
-      for (int i = 0; i < m; ++i) o[i] = out + static_cast<std::size_t>(t + i) * out_stride + r0;
-      f(r0, tile_rows, o, t, m);
-      t += m;
-    }
-  }
+// The batched matmuls (kernels/batch.h) run on cores without vector loops and with 32 registers
+// (the table's slots; elsewhere they stay null and the generic path runs), over tiles of
+// batch_tile_rows rows and kBatchTokens tokens (over_tiles_and_token_groups). o[i]: token t + i's
+// outputs from row r0.
+inline void token_outputs(float* out, std::size_t out_stride, int r0, int t, int m, float** o) {
+  for (int i = 0; i < m; ++i) o[i] = out + static_cast<std::size_t>(t + i) * out_stride + r0;
 }
 
 // The batched q80 matmul over q80 interleaved by 4: two tokens at a time through q80_il4_tokens,
@@ -390,7 +379,10 @@ void matmul_q80_batch(float* out, std::size_t out_stride, const Matrix& w, const
   const int full = rows / kLanes * kLanes;
   const auto* wq = static_cast<const std::int8_t*>(w.values);
   with_group_size(gs, [&]<int GS>() {
-    over_tiles_and_tokens(w, out, out_stride, full, x.count, [&](int r0, int tile_rows, float* const* o, int t, int m) {
+    over_tiles_and_token_groups<kBatchTokens>(full, x.count, batch_tile_rows(w), [&](int r0, int r1, int t, int m) {
+      const int tile_rows = r1 - r0;
+      float* o[kBatchTokens];
+      token_outputs(out, out_stride, r0, t, m, o);
       const std::int8_t* wt = wq + static_cast<std::size_t>(r0) * static_cast<std::size_t>(n);
       const float* st = w.scales + static_cast<std::size_t>(r0) * static_cast<std::size_t>(groups);
       const std::int8_t* xq[kBatchTokens];
@@ -402,9 +394,7 @@ void matmul_q80_batch(float* out, std::size_t out_stride, const Matrix& w, const
       }
       if (m == kBatchTokens)
         q80_il4_tokens<GS, kBatchTokens>(o, xq, xs, wt, st, n, tile_rows, gs);
-      else  // through the table's entry: decode's matmul_q80_il4 keeps its one caller (with two,
-            // or with_group_size's dispatch there, GCC made bare-metal MIPS32's decode at group
-            // size 4 4 % longer)
+      else  // through the table's entry, so that decode's matmul_q80_il4 keeps its one caller
         matmul_q80_table(o[0], rows_from(w, r0), x.at(t), tile_rows);
     });
   });
@@ -632,7 +622,8 @@ void q8_0_rows4_tokens(float* const* out, const unsigned char* w, const unsigned
       for (int t = 0; t < 8; ++t)
         for (int c = 0; c < 4; ++c) {
           std::int32_t xv[T];
-          for (int i = 0; i < T; ++i) xv[i] = static_cast<std::int8_t>(xb[i][at + 2 + static_cast<std::size_t>(4 * t + c)]);
+          for (int i = 0; i < T; ++i)
+            xv[i] = static_cast<std::int8_t>(xb[i][at + 2 + static_cast<std::size_t>(4 * t + c)]);
           for (int k = 0; k < kLanes; ++k) {
             const std::int32_t wb = static_cast<std::int8_t>(chunk[2 * kLanes + 16 * t + 4 * k + c]);
             for (int i = 0; i < T; ++i) s[i][k] += wb * xv[i];
@@ -721,7 +712,10 @@ void matmul_ggml_batch(float* out, std::size_t out_stride, const Matrix& w, cons
   }
   const int full = rows / kLanes * kLanes;
   const std::size_t row_bytes = static_cast<std::size_t>(w.cols / 32) * (kQ4 ? kQ4_0BlockBytes : kQ8_0BlockBytes);
-  over_tiles_and_tokens(w, out, out_stride, full, x.count, [&](int r0, int tile_rows, float* const* o, int t, int m) {
+  over_tiles_and_token_groups<kBatchTokens>(full, x.count, batch_tile_rows(w), [&](int r0, int r1, int t, int m) {
+    const int tile_rows = r1 - r0;
+    float* o[kBatchTokens];
+    token_outputs(out, out_stride, r0, t, m, o);
     const unsigned char* wt = wv + static_cast<std::size_t>(r0) * row_bytes;
     const unsigned char* xb[kBatchTokens];
     for (int i = 0; i < m; ++i) xb[i] = static_cast<const unsigned char*>(x.at(t + i).values);
