@@ -116,9 +116,12 @@ ExpFn choose_exp(ExpWidth width) {
 }  // namespace
 
 ExpFn select_exp(ExpWidth width) {
+  if (width == ExpWidth::k512) {  // probed only when a table of that width is built
+    static const ExpFn wide = choose_exp(ExpWidth::k512);
+    return wide;
+  }
   static const ExpFn narrow = choose_exp(ExpWidth::k256);
-  static const ExpFn wide = choose_exp(ExpWidth::k512);
-  return width == ExpWidth::k512 ? wide : narrow;
+  return narrow;
 }
 
 ExpSumFn select_exp_sum(ExpWidth width) {
