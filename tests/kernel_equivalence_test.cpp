@@ -13,6 +13,7 @@
 #include "pocketlm/kernels/kernels.h"
 #include "pocketlm/kernels/reference.h"
 #include "pocketlm/quant/fp16.h"
+#include "pocketlm/quant/iq4_xs.h"
 #include "pocketlm/quant/q4_0.h"
 #include "pocketlm/quant/q8_0.h"
 #include "pocketlm/quant/q80_interleave.h"
@@ -323,6 +324,28 @@ TEST_P(KernelEquivalence, MatmulQ8_0) { expect_ggml_matmul_equal(ref_, k_, Tenso
 TEST_P(KernelEquivalence, MatmulQ4_0) { expect_ggml_matmul_equal(ref_, k_, TensorType::kQ4_0, rng_); }
 TEST_P(KernelEquivalence, MatmulIQ4_XS) { expect_ggml_matmul_equal(ref_, k_, TensorType::kIQ4_XS, rng_); }
 
+// The d x n matrix w (reference layout) of `type` against activations of magnitude 3.0 in
+// every block (so that each Q8_0 block holds +-127), x[i] = -sign where negate(i / 32), else
+// sign, for sign +1 and -1: `k`'s bits are the reference's.
+template <class Negate>
+void expect_limits_equal(const Kernels& ref, const Kernels& k, TensorType type, const std::vector<unsigned char>& w,
+                         int d, int n, Negate negate) {
+  for (float sign : {1.0f, -1.0f}) {
+    std::vector<float> x(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) x[static_cast<std::size_t>(i)] = (negate(i / 32) ? -sign : sign) * 3.0f;
+    std::vector<unsigned char> xq(static_cast<std::size_t>(n / 32) * kQ8_0BlockBytes);
+    ref.quantize_act[type_index(TensorType::kQ8_0)](x.data(), n, 32, xq.data(), nullptr);
+    ASSERT_EQ(static_cast<std::int8_t>(xq[2]), negate(0) == (sign > 0) ? -127 : 127);
+    const Activation act{xq.data(), nullptr, n, 32};
+    std::vector<float> want(static_cast<std::size_t>(d)), got(static_cast<std::size_t>(d));
+    ref.matmul[type_index(type)](want.data(), Matrix{type, d, n, w.data(), nullptr, 0, 1}, act, d);
+    int il = 1;
+    const auto packed = pack_blocks(k, type, w, d, n, &il);
+    k.matmul[type_index(type)](got.data(), Matrix{type, d, n, packed.data(), nullptr, 0, il}, act, d);
+    expect_same_bits(want, got, std::string("matmul_") + type_name(type) + " at the limits, sign " + std::to_string(sign));
+  }
+}
+
 // Q4_0 at its integer extremes: every nibble 15 or 0 against activations all +-127, so each
 // half-block sum reaches its largest magnitude (16 x 15 x 127), which a backend packing two
 // products into one 32-bit word (tiled4) must still get exact.
@@ -335,22 +358,27 @@ TEST_P(KernelEquivalence, MatmulQ4_0AtTheIntegerLimits) {
     store_fp16(blk, fp32_to_fp16(b % 2 ? -0.5f : 1.0f));
     for (std::size_t i = 2; i < kQ4_0BlockBytes; ++i) blk[i] = patterns[(b / 3 + (i >= 10 ? 1 : 0)) % 4];
   }
-  for (float sign : {1.0f, -1.0f}) {
-    std::vector<float> x(static_cast<std::size_t>(n));
-    for (int i = 0; i < n; ++i) x[static_cast<std::size_t>(i)] = (i / 32 == 2 ? -sign : sign) * 3.0f;
-    std::vector<unsigned char> xq(static_cast<std::size_t>(n / 32) * kQ8_0BlockBytes);
-    ref_.quantize_act[type_index(TensorType::kQ8_0)](x.data(), n, 32, xq.data(), nullptr);
-    ASSERT_EQ(static_cast<std::int8_t>(xq[2]), sign > 0 ? 127 : -127);
-    const Activation act{xq.data(), nullptr, n, 32};
-    std::vector<float> want(static_cast<std::size_t>(d)), got(static_cast<std::size_t>(d));
-    ref_.matmul[type_index(TensorType::kQ4_0)](want.data(), Matrix{TensorType::kQ4_0, d, n, w.data(), nullptr, 0, 1},
-                                              act, d);
-    int il = 1;
-    const auto packed = pack_blocks(k_, TensorType::kQ4_0, w, d, n, &il);
-    k_.matmul[type_index(TensorType::kQ4_0)](got.data(), Matrix{TensorType::kQ4_0, d, n, packed.data(), nullptr, 0, il},
-                                            act, d);
-    expect_same_bits(want, got, "matmul_q4_0 at the limits, sign " + std::to_string(sign));
+  expect_limits_equal(ref_, k_, TensorType::kQ4_0, w, d, n, [](int block) { return block == 2; });
+}
+
+// IQ4_XS at its integer extremes: grid values -127 and 113 (nibbles 0 and 15) against
+// activations all +-127, so each pair of products reaches 2 x 127 x 127, the most a backend's
+// int16 pair sums (avx2's |x| times the signed grid) can hold; sub-block scales 0 and 63
+// (ls - 32 = -32 and 31), 24 rows (an odd number of avx2 row groups) and 9 super-blocks (past
+// a chunk of the x86 kernel).
+TEST_P(KernelEquivalence, MatmulIQ4_XSAtTheIntegerLimits) {
+  const int d = 24, n = 9 * kIQ4_XSBlock;
+  const std::uint8_t patterns[] = {0x00, 0xFF, 0x0F, 0xF0};
+  std::vector<unsigned char> w(static_cast<std::size_t>(d) * (n / kIQ4_XSBlock) * kIQ4_XSBlockBytes);
+  for (std::size_t b = 0; b < w.size() / kIQ4_XSBlockBytes; ++b) {
+    unsigned char* blk = w.data() + b * kIQ4_XSBlockBytes;
+    store_fp16(blk, fp32_to_fp16(b % 2 ? -0.25f : 0.5f));
+    blk[2] = b % 3 ? 0xFF : 0x00;  // scales_h: the high bits of ls, all 3 or all 0
+    blk[3] = b % 3 ? 0x00 : 0xFF;
+    for (int i = 4; i < 8; ++i) blk[i] = b % 2 ? 0x0F : 0xF0;  // scales_l: 15 and 0 alternating
+    for (std::size_t i = 8; i < kIQ4_XSBlockBytes; ++i) blk[i] = patterns[(b / 2 + (i - 8) / 16) % 4];
   }
+  expect_limits_equal(ref_, k_, TensorType::kIQ4_XS, w, d, n, [](int block) { return block % 3 == 1; });
 }
 
 TEST_P(KernelEquivalence, MatmulF16) {

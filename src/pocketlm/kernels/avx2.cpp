@@ -67,6 +67,11 @@ struct MaddubsDot {
   static inline __m256i int8_add(__m256i acc, __m256i w, __m256i x) {
     return add(acc, _mm256_abs_epi8(w), _mm256_sign_epi8(x, w));
   }
+  // IQ4_XS (x86_ggml.h): acc + the int32 sums of 4 products g[i] * x[i] as |x| * (g with x's
+  // sign), ax = |x| (|x| <= 128 and |g| <= 127: the pairs stay below 2^15).
+  static inline __m256i grid_add(__m256i acc, __m256i g, __m256i x, __m256i ax) {
+    return add(acc, ax, _mm256_sign_epi8(g, x));
+  }
   // For sums known to stay within int16 (Q4_0's nibbles): the pairs accumulate as int16, then
   // widen_small turns the accumulator into int32 lane sums once, at the end.
   static inline __m256i add_small(__m256i acc, __m256i u, __m256i s) {

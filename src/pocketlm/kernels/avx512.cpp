@@ -34,6 +34,10 @@ struct Avx512MaddubsDot {
     const __mmask64 negative = _mm512_movepi8_mask(w);
     return add(acc, _mm512_abs_epi8(w), _mm512_mask_sub_epi8(x, negative, _mm512_setzero_si512(), x));
   }
+  // IQ4_XS (x86_ggml.h): |x| * (g negated where x < 0), ax = |x|; the pairs stay below 2^15.
+  static inline __m512i grid_add(__m512i acc, __m512i g, __m512i x, __m512i ax) {
+    return add(acc, ax, _mm512_mask_sub_epi8(g, _mm512_movepi8_mask(x), _mm512_setzero_si512(), g));
+  }
   static inline __m512i add_small(__m512i acc, __m512i u, __m512i s) {
     return _mm512_add_epi16(acc, _mm512_maddubs_epi16(u, s));
   }

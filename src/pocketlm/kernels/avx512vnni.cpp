@@ -24,6 +24,8 @@ struct Avx512VnniDot {
   static inline __m512i int8_add(__m512i acc, __m512i w, __m512i x) {
     return add(acc, _mm512_xor_si512(w, _mm512_set1_epi8(static_cast<char>(0x80))), x);
   }
+  // IQ4_XS (x86_ggml.h): g is already the grid value + 128; |x| is not needed.
+  static inline __m512i grid_add(__m512i acc, __m512i g, __m512i x, __m512i) { return add(acc, g, x); }
   static inline __m512i add_small(__m512i acc, __m512i u, __m512i s) { return add(acc, u, s); }
   static inline __m512i widen_small(__m512i acc) { return acc; }
 };

@@ -28,6 +28,8 @@ struct VnniDot {
   static inline __m256i int8_add(__m256i acc, __m256i w, __m256i x) {
     return add(acc, _mm256_xor_si256(w, _mm256_set1_epi8(static_cast<char>(0x80))), x);
   }
+  // IQ4_XS (x86_ggml.h): g is already the grid value + 128; |x| is not needed.
+  static inline __m256i grid_add(__m256i acc, __m256i g, __m256i x, __m256i) { return add(acc, g, x); }
   // Small sums (avx2's int16 shortcut): here already int32.
   static inline __m256i add_small(__m256i acc, __m256i u, __m256i s) { return add(acc, u, s); }
   static inline __m256i widen_small(__m256i acc) { return acc; }

@@ -250,50 +250,91 @@ void matmul_ggml_batch(float* out, std::size_t out_stride, const Matrix& w, cons
 // = 2): per super-block, the kLanes rows' d, then their scales_h, scales_l, then 32 chunks of 4
 // nibble bytes per row. Each lane is one row: its 6-bit sub-block scales come from shifts of
 // its own scales_h and scales_l, its 32 grid values per sub-block from a byte lookup of the
-// nibbles in the 16-entry grid, their int8 dot with the activation block through Dot::int8_add
-// (|grid| <= 127; a biased Dot's 128 * sum(x) removed), then the reference's
-// acc = acc + (float)isum * (dl * d_x) with dl = d * (float)(ls - 32), sub-blocks in order.
+// nibbles in the 16-entry grid, their int8 dot with the activation block through
+// Dot::grid_add, then the reference's acc = acc + (float)isum * (dl * d_x) with
+// dl = d * (float)(ls - 32), sub-blocks in order.
+// Dot::grid_add(acc, g, x, ax) adds the int32 sums of 4 products g[i] * x[i]: a maddubs Dot as
+// |x| * (g with x's sign), |x| made once per activation block for every row (ax), so that a
+// weight vector costs one sign instruction instead of vpabsb and vpsignb; a biased Dot (VNNI)
+// as (g + 128) * x straight from a grid of g + 128, the caller removing 128 * sum(x).
 
 // Super-blocks handled per pass over the rows: their activation scales and sums computed once.
 constexpr int kIQ4_XSChunk = 8;
 
-template <class V, class Dot>
+// ggml's grid + 128, as unsigned bytes: the table a biased Dot looks the nibbles up in.
+constexpr auto kIQ4NLBiased = [] {
+  struct {
+    unsigned char v[16];
+  } t{};
+  for (int i = 0; i < 16; ++i) t.v[i] = static_cast<unsigned char>(kIQ4NLValues[i] + 128);
+  return t;
+}();
+
+// One pass of super-blocks [b0, b1) over the N row groups group[0..N) (as ggml_pass): dx, corr
+// and (a maddubs Dot's) xabs per activation sub-block of the chunk, xabs 32 bytes each.
+template <class V, class Dot, int N>
 inline void iq4_xs_pass(float* out, const unsigned char* w, std::size_t row_bytes, int b0, int b1, const float* dx,
-                        const std::int32_t* corr, const unsigned char* xb, int group) {
+                        const std::int32_t* corr, const unsigned char* xb, const unsigned char* xabs,
+                        const int* group) {
   constexpr std::size_t kL = V::kLanes;
   constexpr int kSub = kIQ4_XSBlock / kIQ4_XSSubBlock;
-  const typename V::I grid = V::table16(kIQ4NLValues), low4 = V::splat(0x0F0F0F0F);
-  const unsigned char* base = w + static_cast<std::size_t>(group) * kL * row_bytes;
-  typename V::F acc = b0 == 0 ? V::zero_f() : V::loadf(out + group * kL);
+  using I = typename V::I;
+  using F = typename V::F;
+  const I grid = Dot::kBiased ? V::table16(kIQ4NLBiased.v) : V::table16(kIQ4NLValues);
+  const I low4 = V::splat(0x0F0F0F0F);
+  const unsigned char* base[N];
+  F acc[N];
+  for (int j = 0; j < N; ++j) {
+    base[j] = w + static_cast<std::size_t>(group[j]) * kL * row_bytes;
+    acc[j] = b0 == 0 ? V::zero_f() : V::loadf(out + group[j] * kL);
+  }
   for (int b = b0; b < b1; ++b) {
-    const unsigned char* chunk = base + static_cast<std::size_t>(b) * kL * kIQ4_XSBlockBytes;
-    const typename V::F d = V::load_fp16(chunk);
-    // Each sub-block's scale bits move to the bottom of sh and sl by fixed shifts (a shift by a
-    // count in a register measured 5 % slower on avx2).
-    typename V::I sh = V::load_u16(chunk + 2 * kL), sl = V::load(chunk + 4 * kL);
-    const unsigned char* qs = chunk + 8 * kL;
-    for (int ib = 0; ib < kSub; ++ib, sh = V::shift_right2_32(sh), sl = V::shift_right4_32(sl)) {
-      const typename V::I ls = V::or_i(V::and_i(sl, V::splat(0x0F)), V::shift_left4_32(V::and_i(sh, V::splat(3))));
-      const typename V::F dl = V::mul(d, V::to_float(V::sub_i(ls, V::splat(32))));
-      const auto* xq = reinterpret_cast<const std::int8_t*>(
-          xb + (static_cast<std::size_t>(b) * kSub + static_cast<std::size_t>(ib)) * kQ8_0BlockBytes + 2);
-      typename V::I s = V::splat(0);
-      for (int t = 0; t < 4; ++t) {
-        const typename V::I v = V::load(qs + (static_cast<std::size_t>(ib) * 4 + static_cast<std::size_t>(t)) * 4 * kL);
-        s = Dot::int8_add(s, V::lookup16(grid, V::and_i(v, low4)), V::splat4(xq + 4 * t));
-        s = Dot::int8_add(s, V::lookup16(grid, V::and_i(V::shift_right4(v), low4)), V::splat4(xq + 16 + 4 * t));
+    const std::size_t at = static_cast<std::size_t>(b) * kL * kIQ4_XSBlockBytes;
+    // Each row's dl * d_x per sub-block, made before the dots so that they keep the registers.
+    // The scale bits move to the bottom of sh and sl by fixed shifts (a shift by a count in a
+    // register measured 5 % slower on avx2).
+    alignas(64) float scale[N][kSub][kL];
+    for (int j = 0; j < N; ++j) {
+      const unsigned char* chunk = base[j] + at;
+      const F d = V::load_fp16(chunk);
+      I sh = V::load_u16(chunk + 2 * kL), sl = V::load(chunk + 4 * kL);
+      for (int ib = 0; ib < kSub; ++ib, sh = V::shift_right2_32(sh), sl = V::shift_right4_32(sl)) {
+        const I ls = V::or_i(V::and_i(sl, V::splat(0x0F)), V::shift_left4_32(V::and_i(sh, V::splat(3))));
+        const F dl = V::mul(d, V::to_float(V::sub_i(ls, V::splat(32))));
+        V::storef(scale[j][ib], V::mul(dl, V::splat_f(dx[(b - b0) * kSub + ib])));
       }
-      const int at = (b - b0) * kSub + ib;
-      if constexpr (Dot::kBiased) s = V::sub_i(s, V::splat(corr[at]));
-      acc = V::add(acc, V::mul(V::to_float(s), V::mul(dl, V::splat_f(dx[at]))));
+    }
+    for (int ib = 0; ib < kSub; ++ib) {
+      const int sub = (b - b0) * kSub + ib;
+      const auto* xq = reinterpret_cast<const std::int8_t*>(xb + static_cast<std::size_t>(b * kSub + ib) * kQ8_0BlockBytes + 2);
+      const auto* xa = reinterpret_cast<const std::int8_t*>(xabs + static_cast<std::size_t>(sub) * 32);
+      I s[N];
+      for (int j = 0; j < N; ++j) s[j] = V::splat(0);
+      for (int t = 0; t < 4; ++t) {
+        const I xl = V::splat4(xq + 4 * t), xh = V::splat4(xq + 16 + 4 * t);
+        const I al = Dot::kBiased ? xl : V::splat4(xa + 4 * t), ah = Dot::kBiased ? xh : V::splat4(xa + 16 + 4 * t);
+        const std::size_t q = 8 * kL + (static_cast<std::size_t>(ib) * 4 + static_cast<std::size_t>(t)) * 4 * kL;
+        for (int j = 0; j < N; ++j) {
+          const I v = V::load(base[j] + at + q);
+          s[j] = Dot::grid_add(s[j], V::lookup16(grid, V::and_i(v, low4)), xl, al);
+          s[j] = Dot::grid_add(s[j], V::lookup16(grid, V::and_i(V::shift_right4(v), low4)), xh, ah);
+        }
+      }
+      for (int j = 0; j < N; ++j) {
+        if constexpr (Dot::kBiased) s[j] = V::sub_i(s[j], V::splat(corr[sub]));
+        acc[j] = V::add(acc[j], V::mul(V::to_float(s[j]), V::loadf(scale[j][ib])));
+      }
     }
   }
-  V::storef(out + group * kL, acc);
+  for (int j = 0; j < N; ++j) V::storef(out + group[j] * kL, acc[j]);
 }
 
+// Rows [0, full) in V::kGgmlStreams runs far apart, one group of each per pass (as
+// matmul_ggml_rows), the groups left over one at a time; super-blocks in chunks of kIQ4_XSChunk.
 template <class V, class Dot>
 void matmul_iq4_xs_lanes(float* out, const Matrix& w, const Activation& x, int rows) {
   constexpr int kSub = kIQ4_XSBlock / kIQ4_XSSubBlock;
+  constexpr int kS = V::kGgmlStreams;
   const int full = w.interleave == V::kLanes ? rows / V::kLanes * V::kLanes : 0;
   const int nb = w.cols / kIQ4_XSBlock;
   const std::size_t row_bytes = static_cast<std::size_t>(nb) * kIQ4_XSBlockBytes;
@@ -301,10 +342,22 @@ void matmul_iq4_xs_lanes(float* out, const Matrix& w, const Activation& x, int r
   const auto* xb = static_cast<const unsigned char*>(x.values);
   float dx[kIQ4_XSChunk * kSub];
   std::int32_t corr[kIQ4_XSChunk * kSub];
+  alignas(64) unsigned char xabs[kIQ4_XSChunk * kSub * 32];
+  const int groups = full / V::kLanes, run = groups / kS;
   for (int b0 = 0; full > 0 && b0 < nb; b0 += kIQ4_XSChunk) {
     const int b1 = nb - b0 < kIQ4_XSChunk ? nb : b0 + kIQ4_XSChunk;
     ggml_activation_blocks<Dot, false>(xb, b0 * kSub, b1 * kSub, dx, corr);  // its sub-blocks are Q8_0 blocks
-    for (int g = 0; g < full / V::kLanes; ++g) iq4_xs_pass<V, Dot>(out, wv, row_bytes, b0, b1, dx, corr, xb, g);
+    if constexpr (!Dot::kBiased)
+      for (int i = 0; i < (b1 - b0) * kSub; ++i) {
+        const auto* xq = reinterpret_cast<const std::int8_t*>(xb + static_cast<std::size_t>(b0 * kSub + i) * kQ8_0BlockBytes + 2);
+        for (int k = 0; k < 32; ++k) xabs[i * 32 + k] = static_cast<unsigned char>(xq[k] < 0 ? -xq[k] : xq[k]);
+      }
+    for (int g = 0; g < run; ++g) {
+      int group[kS];
+      for (int j = 0; j < kS; ++j) group[j] = g + j * run;
+      iq4_xs_pass<V, Dot, kS>(out, wv, row_bytes, b0, b1, dx, corr, xb, xabs, group);
+    }
+    for (int g = kS * run; g < groups; ++g) iq4_xs_pass<V, Dot, 1>(out, wv, row_bytes, b0, b1, dx, corr, xb, xabs, &g);
   }
   if (full < rows) reference::matmul_iq4_xs(out + full, rows_from(w, full), x, rows - full);
 }
