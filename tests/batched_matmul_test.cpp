@@ -141,10 +141,10 @@ TEST_P(BatchedMatmul, Q80AtTheIntegerLimits) {
 
 // GGUF block types (Q8_0 activations): Q8_0 and Q4_0 through the batched slots (x86, neon, and
 // tiled4 on MIPS), IQ4_XS through the generic path; rows around the 4-, 8- and 16-row groups and
-// past one 32-row tile, more blocks than one chunk of the x86 kernel (32), token counts around
-// the token groups of 2 and 4.
+// past one 32-row tile, more blocks than one chunk of the x86 kernel (32) and one pass of neon's
+// (64), token counts around the token groups of 2 and 4.
 TEST_P(BatchedMatmul, GgmlEqualsOneTokenAtATime) {
-  const int shapes[][2] = {{1, 32}, {8, 64}, {13, 96}, {37, 288}, {64, 1088}, {100, 768}};
+  const int shapes[][2] = {{1, 32}, {8, 64}, {13, 96}, {37, 288}, {64, 1088}, {100, 768}, {20, 2336}};
   const int shapes256[][2] = {{9, 256}, {37, 768}};
   for (TensorType type : {TensorType::kQ8_0, TensorType::kQ4_0, TensorType::kIQ4_XS}) {
     const bool super = type == TensorType::kIQ4_XS;

@@ -201,17 +201,42 @@ inline int8x16_t repeat4(const std::int8_t* p) {
 // then pairwise: lane k of the result is the sum over row k.
 inline int32x4_t rows_of(int32x4_t r01, int32x4_t r23) { return vpaddq_s32(r01, r23); }
 
-// One interleaved group of 4 rows (from base, nb blocks) for T tokens (token i: Q8_0 blocks
-// xb[i], outputs o[i][0..4)): each 16 weight bytes are loaded, and Q4_0's nibbles split, once
-// for the T tokens. Per token and block, lane k gets row k's exact int32 sum; then the
-// reference's acc = acc + (float)isum * (d_w * d_x), blocks in order.
+// The 4 rows' fp16 scales at p (8 bytes, any alignment) as floats: FCVTL converts every fp16
+// exactly, as fp16_to_fp32 does, in two instructions instead of a scalar routine per row.
+inline float32x4_t fp16x4_to_fp32(const unsigned char* p) { return vcvt_f32_f16(vreinterpret_f16_u8(vld1_u8(p))); }
+
+// Blocks per pass over the rows: their activation terms are made once per pass, not per 4 rows.
+constexpr int kGgmlPassBlocks = 64;
+
+// The scales of one token's Q8_0 activation blocks [b0, b1) (xb): dx[b - b0].
+inline void block_scales(const unsigned char* xb, int b0, int b1, float* dx) {
+  for (int b = b0; b < b1; ++b) dx[b - b0] = fp16_to_fp32(load_fp16(xb + static_cast<std::size_t>(b) * kQ8_0BlockBytes));
+}
+
+// The activation terms of one token's blocks [b0, b1): dx as block_scales and, for Q4_0,
+// corr[b - b0] = 8 * the block's sum (the nibbles' offset, the same for every row).
+template <bool kQ4>
+inline void ggml_pass_terms(const unsigned char* xb, int b0, int b1, float* dx, std::int32_t* corr) {
+  if constexpr (kQ4)
+    interleave4::q4_0_pass_terms(xb, b0, b1 - b0, corr, dx, [](int, const std::int8_t*) {});
+  else
+    block_scales(xb, b0, b1, dx);
+}
+
+// Blocks [b0, b1) of one interleaved group of 4 rows (from base) for T tokens (token i: Q8_0
+// blocks xb[i], outputs o[i][0..4), its activation terms at dx and corr + i * kGgmlPassBlocks):
+// each 16 weight bytes are loaded, and Q4_0's nibbles split, once for the T tokens. Per token
+// and block, lane k gets row k's exact int32 sum; then the reference's
+// acc = acc + (float)(isum - corr) * (d_w * d_x), blocks in order, acc starting at 0 (b0 = 0)
+// or from o[i] (a float round trip, exact).
 template <bool kQ4, int T>
-void ggml_quad(float* const* o, const unsigned char* base, const unsigned char* const* xb, int nb) {
+void ggml_quad(float* const* o, const unsigned char* base, const unsigned char* const* xb, int b0, int b1,
+               const float* dx, const std::int32_t* corr) {
   constexpr std::size_t kBs = kQ4 ? kQ4_0BlockBytes : kQ8_0BlockBytes;
   const uint8x16_t low4 = vdupq_n_u8(0x0F);
   float32x4_t acc[T];
-  for (int i = 0; i < T; ++i) acc[i] = vdupq_n_f32(0.0f);
-  for (int b = 0; b < nb; ++b) {
+  for (int i = 0; i < T; ++i) acc[i] = b0 == 0 ? vdupq_n_f32(0.0f) : vld1q_f32(o[i]);
+  for (int b = b0; b < b1; ++b) {
     const unsigned char* chunk = base + static_cast<std::size_t>(b) * kLanes * kBs;
     const unsigned char* q = chunk + 2 * kLanes;
     const std::size_t at = static_cast<std::size_t>(b) * kQ8_0BlockBytes;  // the activation block
@@ -241,19 +266,12 @@ void ggml_quad(float* const* o, const unsigned char* base, const unsigned char* 
         }
       }
     }
-    float scales[kLanes];
-    for (int k = 0; k < kLanes; ++k) scales[k] = fp16_to_fp32(load_fp16(chunk + 2 * k));
-    const float32x4_t dw = vld1q_f32(scales);
+    const float32x4_t dw = fp16x4_to_fp32(chunk);
     for (int i = 0; i < T; ++i) {
-      const unsigned char* xblk = xb[i] + at;
-      std::int32_t correction = 0;  // Q4_0: 8 * the activation block's sum (the nibbles' offset)
-      if constexpr (kQ4) {
-        const auto* xq = reinterpret_cast<const std::int8_t*>(xblk + 2);
-        correction = 8 * (vaddlvq_s8(vld1q_s8(xq)) + vaddlvq_s8(vld1q_s8(xq + 16)));
-      }
-      const int32x4_t isum = vsubq_s32(rows_of(s01[i], s23[i]), vdupq_n_s32(correction));
-      const float32x4_t scale = vmulq_f32(dw, vdupq_n_f32(fp16_to_fp32(load_fp16(xblk))));
-      acc[i] = vaddq_f32(acc[i], vmulq_f32(vcvtq_f32_s32(isum), scale));
+      const int k = i * kGgmlPassBlocks + (b - b0);
+      int32x4_t isum = rows_of(s01[i], s23[i]);
+      if constexpr (kQ4) isum = vsubq_s32(isum, vdupq_n_s32(corr[k]));
+      acc[i] = vaddq_f32(acc[i], vmulq_f32(vcvtq_f32_s32(isum), vmulq_n_f32(dw, dx[k])));
     }
   }
   for (int i = 0; i < T; ++i) vst1q_f32(o[i], acc[i]);
@@ -261,10 +279,17 @@ void ggml_quad(float* const* o, const unsigned char* base, const unsigned char* 
 
 template <bool kQ4>
 void matmul_ggml_rows(float* out, const unsigned char* w, const unsigned char* xb, int n, int full) {
-  const std::size_t row_bytes = static_cast<std::size_t>(n / 32) * (kQ4 ? kQ4_0BlockBytes : kQ8_0BlockBytes);
-  for (int r = 0; r < full; r += kLanes) {
-    float* o = out + r;
-    ggml_quad<kQ4, 1>(&o, w + static_cast<std::size_t>(r) * row_bytes, &xb, n / 32);
+  const int nb = n / 32;
+  const std::size_t row_bytes = static_cast<std::size_t>(nb) * (kQ4 ? kQ4_0BlockBytes : kQ8_0BlockBytes);
+  float dx[kGgmlPassBlocks];
+  std::int32_t corr[kGgmlPassBlocks];
+  for (int b0 = 0; full > 0 && b0 < nb; b0 += kGgmlPassBlocks) {
+    const int b1 = nb - b0 < kGgmlPassBlocks ? nb : b0 + kGgmlPassBlocks;
+    ggml_pass_terms<kQ4>(xb, b0, b1, dx, corr);
+    for (int r = 0; r < full; r += kLanes) {
+      float* o = out + r;
+      ggml_quad<kQ4, 1>(&o, w + static_cast<std::size_t>(r) * row_bytes, &xb, b0, b1, dx, corr);
+    }
   }
 }
 
@@ -280,18 +305,24 @@ void matmul_ggml_batch(float* out, std::size_t out_stride, const Matrix& w, cons
   const int full = rows / kLanes * kLanes, nb = w.cols / 32;
   const std::size_t row_bytes = static_cast<std::size_t>(nb) * (kQ4 ? kQ4_0BlockBytes : kQ8_0BlockBytes);
   const auto* wv = static_cast<const unsigned char*>(w.values);
-  over_row_tiles(full, x.count, batch_tile_rows(w), [&](int r, int t, int m) {
-    float* o[kBatchTokens];
+  over_tiles_and_token_groups<kBatchTokens>(full, x.count, batch_tile_rows(w), [&](int r0, int r1, int t, int m) {
     const unsigned char* xb[kBatchTokens];
-    for (int i = 0; i < m; ++i) {
-      o[i] = out + static_cast<std::size_t>(t + i) * out_stride + r;
-      xb[i] = static_cast<const unsigned char*>(x.at(t + i).values);
+    for (int i = 0; i < m; ++i) xb[i] = static_cast<const unsigned char*>(x.at(t + i).values);
+    float dx[kBatchTokens * kGgmlPassBlocks];
+    std::int32_t corr[kBatchTokens * kGgmlPassBlocks];
+    for (int b0 = 0; b0 < nb; b0 += kGgmlPassBlocks) {
+      const int b1 = nb - b0 < kGgmlPassBlocks ? nb : b0 + kGgmlPassBlocks;
+      for (int i = 0; i < m; ++i) ggml_pass_terms<kQ4>(xb[i], b0, b1, dx + i * kGgmlPassBlocks, corr + i * kGgmlPassBlocks);
+      for (int r = r0; r < r1; r += kLanes) {
+        float* o[kBatchTokens];
+        for (int i = 0; i < m; ++i) o[i] = out + static_cast<std::size_t>(t + i) * out_stride + r;
+        const unsigned char* base = wv + static_cast<std::size_t>(r) * row_bytes;
+        if (m == kBatchTokens)
+          ggml_quad<kQ4, kBatchTokens>(o, base, xb, b0, b1, dx, corr);
+        else
+          ggml_quad<kQ4, 1>(o, base, xb, b0, b1, dx, corr);
+      }
     }
-    const unsigned char* base = wv + static_cast<std::size_t>(r) * row_bytes;
-    if (m == kBatchTokens)
-      ggml_quad<kQ4, kBatchTokens>(o, base, xb, nb);
-    else
-      ggml_quad<kQ4, 1>(o, base, xb, nb);
   });
   for (int t = 0; t < x.count; ++t)  // the row-major tail, as matmul_ggml computes it
     reference::matmul_ggml_tail<kQ4>(out + static_cast<std::size_t>(t) * out_stride, w, x.at(t), full, rows);
@@ -305,44 +336,47 @@ void matmul_ggml_batch(float* out, std::size_t out_stride, const Matrix& w, cons
 // of its own scales_h and scales_l; then the reference's dl = d * (float)(ls - 32) and
 // acc = acc + (float)isum * (dl * d_x), sub-blocks in order.
 void matmul_iq4_xs_rows(float* out, const unsigned char* w, const unsigned char* xb, int n, int full) {
-  using interleave4::kIQ4_XSChunk;
   constexpr int kSub = kIQ4_XSBlock / kIQ4_XSSubBlock;
+  constexpr int kPass = kGgmlPassBlocks / kSub;  // super-blocks per pass: their sub-blocks' dx made once
   const int nb = n / kIQ4_XSBlock;
   const std::size_t row_bytes = static_cast<std::size_t>(nb) * kIQ4_XSBlockBytes;
   const int8x16_t grid = vld1q_s8(kIQ4NLValues);
   const uint8x16_t low4 = vdupq_n_u8(0x0F);
-  for (int r = 0; r < full; r += kLanes) {
-    const unsigned char* base = w + static_cast<std::size_t>(r) * row_bytes;
-    float32x4_t acc = vdupq_n_f32(0.0f);
-    for (int b = 0; b < nb; ++b) {
-      const unsigned char* chunk = base + static_cast<std::size_t>(b) * kIQ4_XSChunk;
-      float d[kLanes];
-      for (int k = 0; k < kLanes; ++k) d[k] = fp16_to_fp32(load_fp16(chunk + 2 * k));
-      const float32x4_t dv = vld1q_f32(d);
-      // Byte loads (the chunk need not be aligned), then the 4 rows' scales_h and scales_l words.
-      const uint32x4_t sh = vmovl_u16(vreinterpret_u16_u8(vld1_u8(chunk + interleave4::kIQ4_XSScalesH)));
-      const uint32x4_t sl = vreinterpretq_u32_u8(vld1q_u8(chunk + interleave4::kIQ4_XSScalesL));
-      for (int ib = 0; ib < kSub; ++ib) {
-        const unsigned char* q = chunk + interleave4::kIQ4_XSNibbles + static_cast<std::size_t>(ib) * 16 * kLanes;
-        const unsigned char* xblk = xb + (static_cast<std::size_t>(b) * kSub + static_cast<std::size_t>(ib)) * kQ8_0BlockBytes;
-        const auto* xq = reinterpret_cast<const std::int8_t*>(xblk + 2);
-        int32x4_t s01 = vdupq_n_s32(0), s23 = vdupq_n_s32(0);
-        for (int t = 0; t < 4; ++t) {
-          const uint8x16_t v = vld1q_u8(q + 16 * t);
-          const int8x16_t lo = vqtbl1q_s8(grid, vandq_u8(v, low4));
-          const int8x16_t hi = vqtbl1q_s8(grid, vshrq_n_u8(v, 4));
-          const int8x16_t xl = repeat4(xq + 4 * t), xh = repeat4(xq + 16 + 4 * t);
-          s01 = vpadalq_s16(s01, vaddq_s16(vmull_s8(vget_low_s8(lo), vget_low_s8(xl)), vmull_s8(vget_low_s8(hi), vget_low_s8(xh))));
-          s23 = vpadalq_s16(s23, vaddq_s16(vmull_high_s8(lo, xl), vmull_high_s8(hi, xh)));
+  float dx[kGgmlPassBlocks];
+  for (int b0 = 0; full > 0 && b0 < nb; b0 += kPass) {
+    const int b1 = nb - b0 < kPass ? nb : b0 + kPass;
+    block_scales(xb, b0 * kSub, b1 * kSub, dx);  // the sub-blocks are Q8_0 blocks
+    for (int r = 0; r < full; r += kLanes) {
+      const unsigned char* base = w + static_cast<std::size_t>(r) * row_bytes;
+      float32x4_t acc = b0 == 0 ? vdupq_n_f32(0.0f) : vld1q_f32(out + r);
+      for (int b = b0; b < b1; ++b) {
+        const unsigned char* chunk = base + static_cast<std::size_t>(b) * interleave4::kIQ4_XSChunk;
+        const float32x4_t dv = fp16x4_to_fp32(chunk);
+        // Byte loads (the chunk need not be aligned), then the 4 rows' scales_h and scales_l words.
+        const uint32x4_t sh = vmovl_u16(vreinterpret_u16_u8(vld1_u8(chunk + interleave4::kIQ4_XSScalesH)));
+        const uint32x4_t sl = vreinterpretq_u32_u8(vld1q_u8(chunk + interleave4::kIQ4_XSScalesL));
+        for (int ib = 0; ib < kSub; ++ib) {
+          const unsigned char* q = chunk + interleave4::kIQ4_XSNibbles + static_cast<std::size_t>(ib) * 16 * kLanes;
+          const auto* xq = reinterpret_cast<const std::int8_t*>(
+              xb + (static_cast<std::size_t>(b) * kSub + static_cast<std::size_t>(ib)) * kQ8_0BlockBytes + 2);
+          int32x4_t s01 = vdupq_n_s32(0), s23 = vdupq_n_s32(0);
+          for (int t = 0; t < 4; ++t) {
+            const uint8x16_t v = vld1q_u8(q + 16 * t);
+            const int8x16_t lo = vqtbl1q_s8(grid, vandq_u8(v, low4));
+            const int8x16_t hi = vqtbl1q_s8(grid, vshrq_n_u8(v, 4));
+            const int8x16_t xl = repeat4(xq + 4 * t), xh = repeat4(xq + 16 + 4 * t);
+            s01 = vpadalq_s16(s01, vaddq_s16(vmull_s8(vget_low_s8(lo), vget_low_s8(xl)), vmull_s8(vget_low_s8(hi), vget_low_s8(xh))));
+            s23 = vpadalq_s16(s23, vaddq_s16(vmull_high_s8(lo, xl), vmull_high_s8(hi, xh)));
+          }
+          const uint32x4_t ls = vorrq_u32(vandq_u32(vshlq_u32(sl, vdupq_n_s32(-4 * ib)), vdupq_n_u32(0x0F)),
+                                          vshlq_n_u32(vandq_u32(vshlq_u32(sh, vdupq_n_s32(-2 * ib)), vdupq_n_u32(3)), 4));
+          const float32x4_t dl = vmulq_f32(dv, vcvtq_f32_s32(vsubq_s32(vreinterpretq_s32_u32(ls), vdupq_n_s32(32))));
+          const float32x4_t scale = vmulq_n_f32(dl, dx[(b - b0) * kSub + ib]);
+          acc = vaddq_f32(acc, vmulq_f32(vcvtq_f32_s32(rows_of(s01, s23)), scale));
         }
-        const uint32x4_t ls = vorrq_u32(vandq_u32(vshlq_u32(sl, vdupq_n_s32(-4 * ib)), vdupq_n_u32(0x0F)),
-                                        vshlq_n_u32(vandq_u32(vshlq_u32(sh, vdupq_n_s32(-2 * ib)), vdupq_n_u32(3)), 4));
-        const float32x4_t dl = vmulq_f32(dv, vcvtq_f32_s32(vsubq_s32(vreinterpretq_s32_u32(ls), vdupq_n_s32(32))));
-        const float32x4_t scale = vmulq_f32(dl, vdupq_n_f32(fp16_to_fp32(load_fp16(xblk))));
-        acc = vaddq_f32(acc, vmulq_f32(vcvtq_f32_s32(rows_of(s01, s23)), scale));
       }
+      vst1q_f32(out + r, acc);
     }
-    vst1q_f32(out + r, acc);
   }
 }
 
