@@ -1,9 +1,9 @@
 // The machine's own int8 multiply-add limit with AVX2 instructions alone, as the register-only
 // loops the int8 matmuls are made of (no loads but the activation broadcasts a kernel also has),
 // so that a kernel's MAC/s can be read as a fraction of what its instruction mix allows here:
-//   int8_peak/avx2/sign_trick  the step of every signed-by-signed int8 sum on avx2 (q80, Q8_0,
-//                              IQ4_XS; kernels/avx2.cpp MaddubsDot::int8_add): vpsignb,
-//                              vpmaddubsw, vpmaddwd, vpaddd per 32 products
+//   int8_peak/avx2/sign_trick  the step of every signed-by-signed int8 sum on avx2 (q80, Q8_0:
+//                              kernels/avx2.cpp MaddubsDot::int8_add; IQ4_XS's grid_add has the
+//                              same four): vpsignb, vpmaddubsw, vpmaddwd, vpaddd per 32 products
 //   int8_peak/avx2/unsigned    Q4_0's step, unsigned nibbles by signed bytes: vpmaddubsw and an
 //                              int16 vpaddw per 32 products (widened once per block)
 // Each runs 8 independent accumulators, 4 activation broadcasts per step as a 4-token batch
