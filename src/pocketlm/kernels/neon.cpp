@@ -214,13 +214,16 @@ inline void block_scales(const unsigned char* xb, int b0, int b1, float* dx) {
 }
 
 // The activation terms of one token's blocks [b0, b1): dx as block_scales and, for Q4_0,
-// corr[b - b0] = 8 * the block's sum (the nibbles' offset, the same for every row).
+// corr[b - b0] = 8 * the block's sum (the nibbles' offset, the same for every row), two
+// across-vector adds (the batched slot makes them again for every tile of rows).
 template <bool kQ4>
 inline void ggml_pass_terms(const unsigned char* xb, int b0, int b1, float* dx, std::int32_t* corr) {
+  block_scales(xb, b0, b1, dx);
   if constexpr (kQ4)
-    interleave4::q4_0_pass_terms(xb, b0, b1 - b0, corr, dx, [](int, const std::int8_t*) {});
-  else
-    block_scales(xb, b0, b1, dx);
+    for (int b = b0; b < b1; ++b) {
+      const auto* xq = reinterpret_cast<const std::int8_t*>(xb + static_cast<std::size_t>(b) * kQ8_0BlockBytes + 2);
+      corr[b - b0] = 8 * (vaddlvq_s8(vld1q_s8(xq)) + vaddlvq_s8(vld1q_s8(xq + 16)));
+    }
 }
 
 // Blocks [b0, b1) of one interleaved group of 4 rows (from base) for T tokens (token i: Q8_0
